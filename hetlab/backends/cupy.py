@@ -1,0 +1,80 @@
+"""The CuPy backend: NVIDIA GPUs through CuPy, detected at run time, never at import."""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from typing import Any
+
+from .base import Backend
+
+__all__ = ["CupyBackend"]
+
+
+@functools.cache
+def _probe() -> str | None:
+    """Return why CuPy cannot run here (not installed, no driver, no device), or None."""
+    if importlib.util.find_spec("cupy") is None:
+        return "cupy is not installed (pip install 'hetlab[gpu]')"
+    try:
+        import cupy
+    except Exception as exc:  # a broken install must not break hetlab
+        return f"cupy failed to import ({type(exc).__name__}: {exc})"
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:
+        text = str(exc)
+        if "Driver" in text or "driver" in text:
+            return f"no CUDA driver found ({text.split(':')[0]})"
+        return f"CUDA runtime error ({text})"
+    if count == 0:
+        return "no CUDA device found"
+    return None
+
+
+class CupyBackend(Backend):
+    """CUDA kernels on CuPy arrays (device 0 unless CuPy's current device says otherwise)."""
+
+    name = "cupy"
+    kind = "gpu"
+
+    def why_not(self) -> str | None:
+        return _probe()
+
+    def owns(self, array: Any) -> bool:
+        mod = type(array).__module__
+        return mod.startswith("cupy") and hasattr(array, "__cuda_array_interface__")
+
+    def to_device(self, array: Any) -> Any:
+        import cupy
+
+        return cupy.asarray(array)
+
+    def from_device(self, array: Any) -> Any:
+        import cupy
+
+        return cupy.asnumpy(array)
+
+    def synchronize(self) -> None:
+        import cupy
+
+        cupy.cuda.get_current_stream().synchronize()
+
+    def info(self) -> dict[str, Any]:
+        import cupy
+
+        dev = cupy.cuda.Device()
+        props = cupy.cuda.runtime.getDeviceProperties(dev.id)
+        # theoretical peak: memory clock (kHz) × 2 (DDR) × bus width (bytes)
+        bw = 2 * props["memoryClockRate"] * 1e3 * props["memoryBusWidth"] / 8 / 1e9
+        name = props["name"]
+        return {
+            "device_name": name.decode() if isinstance(name, bytes) else str(name),
+            "threads": int(props["multiProcessorCount"])
+            * int(props["maxThreadsPerMultiProcessor"]),
+            "compute_capability": f"{props['major']}.{props['minor']}",
+            "driver": str(cupy.cuda.runtime.driverGetVersion()),
+            "peak_bandwidth_gbps": bw,
+            "peak_gflops": float("nan"),
+            "peak_source": "datasheet: memory clock × bus width from cudaGetDeviceProperties",
+        }

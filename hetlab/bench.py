@@ -1,0 +1,199 @@
+"""One measurement method for every backend.
+
+A *unit* is one kernel × device × size. It generates the case (seeded), validates it once on
+the host, computes the reference, then on the device: copies inputs in (timed apart), makes a
+first call (includes JIT compilation; reported apart), runs ``warmup`` more untimed calls and
+``repeats`` timed calls each bracketed by device synchronization, copies the last result out
+(timed apart) and checks it against the reference. Implementations allocate their outputs,
+so a stale buffer cannot pass the check.
+
+Implementations whose timing is modeled (the FPGA emulator) return :class:`ModeledRun`; the
+unit then records the model's figures and labels them ``modeled``.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .core.dispatch import map_arrays, move_arrays
+from .core.registry import get_backend, get_impl, get_kernel
+from .core.spec import KernelSpec
+from .errors import HetlabError, InvalidInputError
+
+__all__ = ["ModeledRun", "UnitResult", "measure_unit", "case_for", "compare"]
+
+
+@dataclass(frozen=True)
+class ModeledRun:
+    """What a modeled implementation returns: the result and the model's times in seconds."""
+
+    result: Any
+    compute_s: float
+    transfer_in_s: float = 0.0
+    transfer_out_s: float = 0.0
+
+
+@dataclass
+class UnitResult:
+    """Figures of one kernel × device × size unit (seconds; NaN where not run)."""
+
+    device: str
+    size: int
+    status: str = "ok"
+    source: str = "measured"
+    times_s: list[float] = field(default_factory=list)
+    transfer_in_s: float = float("nan")
+    transfer_out_s: float = float("nan")
+    first_call_s: float = float("nan")
+    error: float = float("nan")
+    verified: bool = False
+
+
+@functools.lru_cache(maxsize=4)
+def case_for(kernel: str, size: int, seed: int) -> tuple[dict[str, Any], Any]:
+    """Validated host arguments and the reference result of a generated case (cached)."""
+    spec = get_kernel(kernel)
+    rng = np.random.default_rng([seed, size])
+    validated = spec.validate(**spec.make_case(size, rng))
+    return validated, spec.reference(**validated)
+
+
+def _timed(fn: Callable[[], Any], sync: Callable[[], None]) -> tuple[Any, float]:
+    sync()
+    t0 = time.perf_counter()
+    out = fn()
+    sync()
+    return out, time.perf_counter() - t0
+
+
+def _measured(unit: UnitResult, spec: KernelSpec, backend: Any, args: dict[str, Any],
+              warmup: int, repeats: int) -> Any:
+    impl = get_impl(spec.name, backend.name)
+    on_device = backend.kind != "cpu"
+    dev_args, unit.transfer_in_s = _timed(
+        lambda: move_arrays(spec, backend, args) if on_device else args, backend.synchronize
+    )
+    out, unit.first_call_s = _timed(lambda: impl(**dev_args), backend.synchronize)
+    if isinstance(out, ModeledRun):
+        unit.source = "modeled"
+        unit.times_s = [out.compute_s] * repeats
+        unit.transfer_in_s, unit.transfer_out_s = out.transfer_in_s, out.transfer_out_s
+        unit.first_call_s = out.compute_s
+        return out.result
+    for _ in range(max(warmup - 1, 0)):
+        impl(**dev_args)
+    for _ in range(repeats):
+        out, t = _timed(lambda: impl(**dev_args), backend.synchronize)
+        unit.times_s.append(t)
+    host, unit.transfer_out_s = _timed(
+        lambda: map_arrays(backend.from_device, out) if on_device else out, backend.synchronize
+    )
+    return host
+
+
+def measure_unit(kernel: str, device: str, size: int, *, seed: int = 0, repeats: int = 5,
+                 warmup: int = 1) -> UnitResult:
+    """Measure one kernel × device × size; never raises for a device that fails or is absent.
+
+    Returns a :class:`UnitResult` whose ``status`` says ``"ok"``, ``"unavailable: …"``,
+    ``"not supported: …"``, ``"wrong result (error …)"`` or ``"failed: …"``.
+    """
+    spec = get_kernel(kernel)
+    backend = get_backend(device)
+    unit = UnitResult(device=backend.name, size=size, source=backend.timing_source)
+    reason = backend.why_not()
+    if reason is not None:
+        unit.status, unit.source = f"unavailable: {reason}", "skipped"
+        return unit
+    try:
+        get_impl(spec.name, backend.name)
+    except HetlabError as exc:
+        unit.status, unit.source = f"not supported: {exc}", "skipped"
+        return unit
+    args, expected = case_for(spec.name, size, seed)
+    try:
+        host = _measured(unit, spec, backend, args, warmup, repeats)
+    except Exception as exc:  # a failing device must not lose the other results
+        last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        unit.status = f"failed: {last}"
+        return unit
+    unit.error, unit.verified = spec.verified(host, expected)
+    if not unit.verified:
+        unit.status = f"wrong result (error {unit.error:.3g} > tolerance {spec.tolerance:g})"
+    return unit
+
+
+def compare(
+    kernel: Any,
+    sizes: Sequence[int] = (10_000,),
+    devices: Sequence[str] | None = None,
+    *,
+    repeats: int = 5,
+    warmup: int = 1,
+    seed: int = 0,
+    progress: bool | None = None,
+) -> Any:
+    """Measure a kernel on several devices and sizes; return an ``xarray.Dataset``.
+
+    Parameters
+    ----------
+    kernel : str, KernelSpec or hetlab kernel function (``hl.fps``)
+    sizes : sequence of int
+        Problem sizes in the kernel's ``size_unit`` (points for point-cloud kernels).
+    devices : sequence of str, optional
+        Backend names; default every registered backend. Devices that are unavailable or lack
+        the kernel appear with NaN figures and a ``status`` saying why.
+    repeats : int, default 5
+        Timed calls per unit (after warm-up).
+    warmup : int, default 1
+        Untimed calls before timing; the first call's time (JIT compile included) is kept
+        as ``first_call_s``.
+    seed : int, default 0
+        Seed of the generated cases (the same case on every device).
+    progress : bool, optional
+        Show a tqdm progress bar; default when more than two units run.
+
+    Returns
+    -------
+    xarray.Dataset
+        Dims ``(device, size, repeat)``; see :func:`hetlab.results.to_dataset`.
+    """
+    from .core.registry import backend_names
+    from .results import to_dataset
+
+    spec = get_kernel(kernel)
+    names = list(devices) if devices is not None else backend_names()
+    sizes = [int(s) for s in sizes]
+    if not sizes or any(s < 1 for s in sizes):
+        raise InvalidInputError(f"compare: sizes must be positive ints; got {sizes!r}.")
+    if repeats < 1 or warmup < 1:
+        raise InvalidInputError(
+            f"compare: repeats and warmup must be ≥ 1; got repeats={repeats}, warmup={warmup}."
+        )
+    for name in names:
+        get_backend(name)  # unknown names fail before any work
+    units = [(size, name) for size in sizes for name in names]
+    show = progress if progress is not None else len(units) > 2
+    bar = None
+    if show:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(units), desc=f"compare {spec.name}", leave=False)
+    results = []
+    for size, name in units:
+        if bar is not None:
+            bar.set_postfix_str(f"{name} n={size}")
+        results.append(measure_unit(spec.name, name, size, seed=seed, repeats=repeats,
+                                    warmup=warmup))
+        if bar is not None:
+            bar.update()
+    if bar is not None:
+        bar.close()
+    return to_dataset(spec, results, names, sizes, repeats=repeats, warmup=warmup, seed=seed)

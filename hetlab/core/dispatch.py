@@ -1,0 +1,94 @@
+"""Dispatch: validate once, pick the backend, move arrays explicitly, call, move back.
+
+Policy (docs/ARCHITECTURE.md): host inputs run on the host unless a device is asked for;
+device inputs run on their device; a device array never moves silently to another device;
+results come back as the caller's array type unless ``keep_on_device=True``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..backends.base import Backend
+from ..errors import DeviceMismatchError
+from .registry import get_backend, get_impl
+from .spec import KernelSpec
+
+__all__ = ["run", "resolve_backend", "map_arrays", "move_arrays"]
+
+_HOST = "host"
+
+
+def _owner(value: Any) -> str:
+    """Return "host" for NumPy arrays and array-likes, else the module family ("cupy", …)."""
+    if isinstance(value, np.ndarray) or not hasattr(value, "shape"):
+        return _HOST
+    return type(value).__module__.split(".")[0]
+
+
+def resolve_backend(
+    spec: KernelSpec, device: str | Backend | None, kwargs: Mapping[str, Any]
+) -> tuple[Backend, bool]:
+    """Return ``(backend, inputs_on_host)`` for a call, refusing mixed or misplaced arrays."""
+    owners = {name: _owner(kwargs[name]) for name in spec.arrays if name in kwargs}
+    places = set(owners.values())
+    if len(places) > 1:
+        listing = ", ".join(f"{n} on {o}" for n, o in owners.items())
+        raise DeviceMismatchError(
+            f"{spec.name}: array arguments live on different devices ({listing}); move them to "
+            "one device first (e.g. cupy.asarray or cupy.asnumpy)."
+        )
+    place = places.pop() if places else _HOST
+    if device is None:
+        backend = get_backend("numpy" if place == _HOST else place)
+    else:
+        backend = get_backend(device)
+    if place != _HOST and place != backend.name:
+        name = next(iter(owners))
+        raise DeviceMismatchError(
+            f"{spec.name}: {name} is a {place} array but device={backend.name!r}; pass "
+            f"device={place!r} or copy it to the host first (e.g. cupy.asnumpy({name}))."
+        )
+    return backend, place == _HOST
+
+
+def map_arrays(fn: Any, result: Any) -> Any:
+    """Apply ``fn`` to every array in a result (an array, or a tuple of arrays)."""
+    if isinstance(result, tuple):
+        return tuple(map_arrays(fn, r) for r in result)
+    if hasattr(result, "shape"):
+        return fn(result)
+    return result
+
+
+def move_arrays(
+    spec: KernelSpec, backend: Backend, kwargs: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Return ``kwargs`` with the spec's array arguments copied to ``backend``'s device."""
+    moved = dict(kwargs)
+    for name in spec.arrays:
+        if name in moved and moved[name] is not None:
+            moved[name] = backend.to_device(moved[name])
+    return moved
+
+
+def run(
+    spec: KernelSpec,
+    device: str | Backend | None,
+    keep_on_device: bool,
+    **kwargs: Any,
+) -> Any:
+    """Run ``spec`` on ``device`` with user ``kwargs``; the body of every public kernel."""
+    backend, on_host = resolve_backend(spec, device, kwargs)
+    backend.require()
+    impl = get_impl(spec.name, backend.name)
+    validated = spec.validate(**kwargs)
+    if on_host and backend.kind != "cpu":
+        result = impl(**move_arrays(spec, backend, validated))
+        if not keep_on_device:
+            result = map_arrays(backend.from_device, result)
+        return result
+    return impl(**validated)

@@ -1,0 +1,117 @@
+"""Registries: backends by name, kernels by name, implementations by (kernel, backend).
+
+Implementations are registered as ``"module:function"`` strings and imported on first use,
+so ``import hetlab`` never imports numba kernels, cupy or pynq.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from ..backends.base import Backend
+from ..errors import InvalidInputError, KernelNotSupported
+from .spec import KernelSpec
+
+__all__ = [
+    "register_backend",
+    "get_backend",
+    "backend_names",
+    "available_backends",
+    "register_kernel",
+    "get_kernel",
+    "kernel_names",
+    "register_impl",
+    "get_impl",
+    "supported_backends",
+]
+
+_BACKENDS: dict[str, Backend] = {}
+_KERNELS: dict[str, KernelSpec] = {}
+_IMPLS: dict[tuple[str, str], str | Callable[..., Any]] = {}
+
+
+def register_backend(backend: Backend) -> Backend:
+    """Add a backend instance under its ``name``; returns it."""
+    _BACKENDS[backend.name] = backend
+    return backend
+
+
+def backend_names() -> list[str]:
+    """Names of every registered backend, in registration order."""
+    return list(_BACKENDS)
+
+
+def available_backends() -> list[str]:
+    """Names of the registered backends that can run here now."""
+    return [name for name, b in _BACKENDS.items() if b.is_available()]
+
+
+def get_backend(device: str | Backend) -> Backend:
+    """Return the backend for a name or instance; unknown names list the valid choices."""
+    if isinstance(device, Backend):
+        return device
+    try:
+        return _BACKENDS[device]
+    except (KeyError, TypeError):
+        raise InvalidInputError(
+            f"device must be one of {', '.join(map(repr, _BACKENDS))}; got {device!r}."
+        ) from None
+
+
+def register_kernel(spec: KernelSpec) -> KernelSpec:
+    """Add a kernel spec under its ``name``; the numpy backend gets its reference."""
+    _KERNELS[spec.name] = spec
+    _IMPLS[(spec.name, "numpy")] = spec.reference
+    return spec
+
+
+def kernel_names() -> list[str]:
+    """Names of every registered kernel."""
+    return list(_KERNELS)
+
+
+def get_kernel(kernel: str | KernelSpec | Callable[..., Any]) -> KernelSpec:
+    """Return a spec from its name, itself, or a public kernel function (``hl.fps``)."""
+    if isinstance(kernel, KernelSpec):
+        return kernel
+    spec = getattr(kernel, "spec", None)
+    if isinstance(spec, KernelSpec):
+        return spec
+    try:
+        return _KERNELS[kernel]  # type: ignore[index]
+    except (KeyError, TypeError):
+        raise InvalidInputError(
+            f"kernel must be one of {', '.join(map(repr, _KERNELS))} or a hetlab kernel "
+            f"function; got {kernel!r}."
+        ) from None
+
+
+def register_impl(kernel: str, backend: str, impl: str | Callable[..., Any]) -> None:
+    """Register ``impl`` (a callable, or ``"module:function"`` imported lazily) for a pair."""
+    _IMPLS[(kernel, backend)] = impl
+
+
+def supported_backends(kernel: str) -> list[str]:
+    """Backends with an implementation of ``kernel`` (available here or not)."""
+    return [b for (k, b) in _IMPLS if k == kernel]
+
+
+def get_impl(kernel: str, backend: str) -> Callable[..., Any]:
+    """Return the implementation callable, importing it on first use."""
+    try:
+        impl = _IMPLS[(kernel, backend)]
+    except KeyError:
+        extra = ""
+        if backend == "fpga":
+            extra = "no overlay for this kernel yet; "
+        raise KernelNotSupported(
+            f"{backend}: {extra}{kernel} is not implemented on this backend; supported: "
+            f"{', '.join(supported_backends(kernel))}"
+        ) from None
+    if isinstance(impl, str):
+        module, _, attr = impl.partition(":")
+        impl = getattr(importlib.import_module(module), attr)
+        _IMPLS[(kernel, backend)] = impl
+    return impl

@@ -1,0 +1,48 @@
+"""``hl.devices()``: every backend, whether it runs here, why not, and its peak figures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .core.registry import backend_names, get_backend
+
+__all__ = ["devices", "set_threads"]
+
+_COLUMNS = ["available", "reason", "kind", "timing", "device_name", "threads",
+            "peak_bandwidth_gbps", "peak_gflops", "peak_source"]
+
+
+def devices(*, peaks: bool = True) -> Any:
+    """Describe every registered backend as a pandas DataFrame (one row per device).
+
+    Parameters
+    ----------
+    peaks : bool, default True
+        Measure the host's peak figures (a STREAM triad and a float32 matmul, about a second
+        the first time in a process, cached after). False leaves them out.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``device``; columns ``available``, ``reason`` (why not, or ""), ``kind``,
+        ``timing`` ("measured" or "modeled"), ``device_name``, ``threads``,
+        ``peak_bandwidth_gbps`` (GB/s), ``peak_gflops`` (GFLOP/s), ``peak_source``.
+    """
+    import pandas as pd
+
+    rows = []
+    for name in backend_names():
+        b = get_backend(name)
+        reason = b.why_not()
+        row: dict[str, Any] = {"device": name, "available": reason is None,
+                               "reason": reason or "", "kind": b.kind, "timing": b.timing_source}
+        if reason is None:
+            info = b.info() if peaks else {"device_name": "", "threads": 0}
+            row.update({k: v for k, v in info.items() if k in _COLUMNS})
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["device", *_COLUMNS]).set_index("device")
+
+
+def set_threads(n: int) -> None:
+    """Use ``n`` CPU threads in the numba backend's parallel kernels."""
+    get_backend("numba").set_threads(n)  # type: ignore[attr-defined]

@@ -1,0 +1,255 @@
+"""Point-cloud kernel specs: validation, generated cases, error metrics and cost models."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ...core.spec import Cost, KernelSpec
+from ...core.validation import array_module, check_int, check_points, check_positive
+from ...errors import InvalidInputError
+from . import reference
+
+__all__ = ["FPS", "KNN", "BALL_QUERY", "FPS_KNN", "VOXEL_DOWNSAMPLE", "make_cloud"]
+
+#: largest number of centres/queries a generated case uses (keeps references fast)
+CASE_QUERIES = 4096
+CASE_SAMPLES = 1024
+
+
+def make_cloud(n: int, rng: np.random.Generator, *, kind: str = "uniform") -> np.ndarray:
+    """A float32 cloud of shape (n, 3) in the unit cube: ``"uniform"`` or ``"clustered"``.
+
+    ``"clustered"`` draws 16 Gaussian blobs (σ = 0.02) plus 10% uniform background, a
+    stand-in for the uneven density of LiDAR scans.
+    """
+    if kind == "uniform":
+        return rng.random((n, 3), dtype=np.float32)
+    if kind == "clustered":
+        n_bg = n // 10
+        centres = rng.random((16, 3))
+        which = rng.integers(0, 16, n - n_bg)
+        blobs = centres[which] + rng.normal(0.0, 0.02, (n - n_bg, 3))
+        pts = np.concatenate([blobs, rng.random((n_bg, 3))])
+        return rng.permutation(pts).astype(np.float32)
+    raise InvalidInputError(f"make_cloud: kind must be 'uniform' or 'clustered'; got {kind!r}.")
+
+
+def _itemsize(a: Any) -> int:
+    return int(a.dtype.itemsize)
+
+
+def _mismatch(result: Any, expected: Any) -> float:
+    """Fraction of differing entries; 1.0 when shapes differ."""
+    r, e = np.asarray(result), np.asarray(expected)
+    if r.shape != e.shape:
+        return 1.0
+    return float(np.mean(r != e)) if e.size else 0.0
+
+
+def _rel_diff(result: Any, expected: Any) -> float:
+    """Largest |result − expected| relative to max |expected|; inf when shapes differ."""
+    r, e = np.asarray(result, np.float64), np.asarray(expected, np.float64)
+    if r.shape != e.shape:
+        return float("inf")
+    if not e.size:
+        return 0.0
+    return float(np.max(np.abs(r - e)) / max(float(np.max(np.abs(e))), 1e-300))
+
+
+def _same_dtype(points: Any, other: Any) -> Any:
+    """Return ``other`` contiguous in the dtype of ``points``."""
+    xp = array_module(points)
+    return xp.ascontiguousarray(other.astype(points.dtype, copy=False))
+
+
+# --- fps ---------------------------------------------------------------------------------
+
+
+def _validate_fps(points: Any, n_samples: Any, start: Any = 0) -> dict[str, Any]:
+    pts = check_points("fps", "points", points)
+    n = pts.shape[0]
+    return {
+        "points": pts,
+        "n_samples": check_int("fps", "n_samples", n_samples, 1, n),
+        "start": check_int("fps", "start", start, 0, n - 1),
+    }
+
+
+def _fps_cost(a: Mapping[str, Any]) -> Cost:
+    n, s, b = a["points"].shape[0], a["n_samples"], _itemsize(a["points"])
+    # naive algorithm: every step reads all points and distances and writes distances back
+    return Cost(flops=9.0 * n * s, bytes=float(s) * n * 5 * b)
+
+
+FPS = KernelSpec(
+    name="fps",
+    validate=_validate_fps,
+    reference=reference.fps,
+    error=_mismatch,
+    make_case=lambda size, rng: {
+        "points": make_cloud(size, rng),
+        "n_samples": min(size, CASE_SAMPLES),
+    },
+    cost=_fps_cost,
+    arrays=("points",),
+    size_unit="points",
+    description="farthest point sampling (exact; ties to the lowest index)",
+)
+
+# --- knn ---------------------------------------------------------------------------------
+
+
+def _validate_knn(points: Any, queries: Any, k: Any) -> dict[str, Any]:
+    pts = check_points("knn", "points", points)
+    q = check_points("knn", "queries", queries, allow_empty=True)
+    return {
+        "points": pts,
+        "queries": _same_dtype(pts, q),
+        "k": check_int("knn", "k", k, 1, pts.shape[0]),
+    }
+
+
+def _knn_cost(a: Mapping[str, Any]) -> Cost:
+    n, m, k, b = a["points"].shape[0], a["queries"].shape[0], a["k"], _itemsize(a["points"])
+    return Cost(flops=8.0 * n * m, bytes=float(3 * b * (n + m) + m * k * (8 + b)))
+
+
+def _knn_error(result: Any, expected: Any) -> float:
+    return max(_mismatch(result[0], expected[0]), _rel_diff(result[1], expected[1]))
+
+
+def _knn_case(size: int, rng: np.random.Generator) -> dict[str, Any]:
+    pts = make_cloud(size, rng)
+    return {"points": pts, "queries": make_cloud(min(size, CASE_QUERIES), rng), "k": min(16, size)}
+
+
+KNN = KernelSpec(
+    name="knn",
+    validate=_validate_knn,
+    reference=reference.knn,
+    error=_knn_error,
+    make_case=_knn_case,
+    cost=_knn_cost,
+    arrays=("points", "queries"),
+    size_unit="points",
+    description="k nearest neighbours (sorted by distance, ties by index)",
+)
+
+# --- ball query --------------------------------------------------------------------------
+
+
+def _validate_ball_query(points: Any, centers: Any, radius: Any, k: Any) -> dict[str, Any]:
+    pts = check_points("ball_query", "points", points)
+    c = check_points("ball_query", "centers", centers, allow_empty=True)
+    r = pts.dtype.type(check_positive("ball_query", "radius", radius))
+    return {
+        "points": pts,
+        "centers": _same_dtype(pts, c),
+        "radius2": r * r,
+        "k": check_int("ball_query", "k", k, 1, pts.shape[0]),
+    }
+
+
+def _ball_cost(a: Mapping[str, Any]) -> Cost:
+    n, m, k, b = a["points"].shape[0], a["centers"].shape[0], a["k"], _itemsize(a["points"])
+    return Cost(flops=8.0 * n * m, bytes=float(3 * b * (n + m) + 8 * m * k))
+
+
+def _ball_case(size: int, rng: np.random.Generator) -> dict[str, Any]:
+    pts = make_cloud(size, rng)
+    m = min(size, CASE_QUERIES)
+    # radius holding ~32 points on average in a uniform unit cube
+    radius = float((32 * 3 / (4 * np.pi * size)) ** (1 / 3))
+    return {"points": pts, "centers": pts[:m].copy(), "radius": radius, "k": min(32, size)}
+
+
+BALL_QUERY = KernelSpec(
+    name="ball_query",
+    validate=_validate_ball_query,
+    reference=reference.ball_query,
+    error=_mismatch,
+    make_case=_ball_case,
+    cost=_ball_cost,
+    arrays=("points", "centers"),
+    size_unit="points",
+    description="ball query (first k within radius, padded with the first hit; PointNet++)",
+)
+
+# --- fused fps + knn ---------------------------------------------------------------------
+
+
+def _validate_fps_knn(points: Any, n_samples: Any, k: Any, start: Any = 0) -> dict[str, Any]:
+    pts = check_points("fps_knn", "points", points)
+    n = pts.shape[0]
+    return {
+        "points": pts,
+        "n_samples": check_int("fps_knn", "n_samples", n_samples, 1, n),
+        "k": check_int("fps_knn", "k", k, 1, n),
+        "start": check_int("fps_knn", "start", start, 0, n - 1),
+    }
+
+
+def _fps_knn_cost(a: Mapping[str, Any]) -> Cost:
+    f = _fps_cost(a)
+    n, s, k, b = a["points"].shape[0], a["n_samples"], a["k"], _itemsize(a["points"])
+    return Cost(flops=f.flops + 8.0 * n * s, bytes=f.bytes + float(3 * b * n + s * k * (8 + b)))
+
+
+def _fps_knn_error(result: Any, expected: Any) -> float:
+    return max(_mismatch(result[0], expected[0]), _knn_error(result[1:], expected[1:]))
+
+
+FPS_KNN = KernelSpec(
+    name="fps_knn",
+    validate=_validate_fps_knn,
+    reference=reference.fps_knn,
+    error=_fps_knn_error,
+    make_case=lambda size, rng: {
+        "points": make_cloud(size, rng),
+        "n_samples": min(size, CASE_SAMPLES),
+        "k": min(16, size),
+    },
+    cost=_fps_knn_cost,
+    arrays=("points",),
+    size_unit="points",
+    description="fused FPS + kNN transition-down (PTrAcc)",
+)
+
+# --- voxel downsampling ------------------------------------------------------------------
+
+_MAX_VOXEL_COORD = 2.0**52
+
+
+def _validate_voxel(points: Any, voxel_size: Any) -> dict[str, Any]:
+    pts = check_points("voxel_downsample", "points", points)
+    vs = check_positive("voxel_downsample", "voxel_size", voxel_size)
+    xp = array_module(pts)
+    span = float(xp.abs(pts).max()) / vs
+    if span >= _MAX_VOXEL_COORD:
+        raise InvalidInputError(
+            f"voxel_downsample: voxel_size must keep voxel coordinates below 2**52; got "
+            f"voxel_size={voxel_size} for coordinates up to {span * vs:g} (increase voxel_size)."
+        )
+    return {"points": pts, "voxel_size": vs}
+
+
+def _voxel_cost(a: Mapping[str, Any]) -> Cost:
+    n, b = a["points"].shape[0], _itemsize(a["points"])
+    return Cost(flops=9.0 * n, bytes=float(2 * 3 * b * n))
+
+
+VOXEL_DOWNSAMPLE = KernelSpec(
+    name="voxel_downsample",
+    validate=_validate_voxel,
+    reference=reference.voxel_downsample,
+    error=_rel_diff,
+    tolerance=1e-6,
+    make_case=lambda size, rng: {"points": make_cloud(size, rng), "voxel_size": 0.05},
+    cost=_voxel_cost,
+    arrays=("points",),
+    size_unit="points",
+    description="voxel-grid downsampling (one centroid per occupied voxel)",
+)

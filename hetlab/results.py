@@ -1,0 +1,204 @@
+"""Comparison results as ``xarray.Dataset``: assembly, provenance, netCDF I/O, accessor.
+
+Layout of a comparison Dataset
+------------------------------
+dims ``device``, ``size``, ``repeat``.
+
+=====================  ======================  =================================================
+variable               dims                    meaning (unit)
+=====================  ======================  =================================================
+time_s                 device, size, repeat    compute time of one timed call (s)
+transfer_in_s          device, size            host→device copy of the inputs (s; 0 on the host)
+transfer_out_s         device, size            device→host copy of the result (s)
+first_call_s           device, size            first call, JIT compilation included (s)
+error                  device, size            distance to the reference (kernel's metric)
+verified               device, size            error ≤ the kernel's tolerance
+status                 device, size            "ok", "unavailable: …", "wrong result …", …
+throughput             device, size            size / median time_s (size_unit per s)
+achieved_gbps          device, size            cost-model bytes / median time_s (GB/s)
+roofline_fraction      device, size            achieved_gbps / the device's peak bandwidth
+flops, bytes           size                    cost model of one call
+source                 device                  "measured", "modeled", "recorded" or "skipped"
+kind, device_name,     device                  backend kind, device model, threads, peak GB/s
+threads, peak_gbps
+=====================  ======================  =================================================
+attrs: kernel, description, size_unit, seed, repeats, warmup, created (UTC ISO 8601),
+hetlab and library versions, host facts (host, os, cpu_model, cpu_count, python, numpy).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from . import machine
+from .core.registry import get_backend
+from .core.spec import KernelSpec
+from .errors import InvalidInputError
+
+__all__ = ["to_dataset", "save", "load", "HetlabAccessor"]
+
+
+def _device_info(name: str) -> dict[str, Any]:
+    backend = get_backend(name)
+    base = {"kind": backend.kind, "device_name": "", "threads": 0, "peak_gbps": np.nan}
+    if not backend.is_available():
+        return base
+    try:
+        info = backend.info()
+    except Exception:  # provenance must never cost the measurements
+        return base
+    base.update(device_name=str(info.get("device_name", "")), threads=int(info.get("threads", 0)),
+                peak_gbps=float(info.get("peak_bandwidth_gbps", np.nan)))
+    return base
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for pkg in ("hetlab", "numba", "xarray", "cupy-cuda12x", "pynq"):
+        try:
+            out[f"version_{pkg.split('-')[0]}"] = version(pkg)
+        except PackageNotFoundError:
+            pass
+    return out
+
+
+def to_dataset(spec: KernelSpec, units: Sequence[Any], devices: Sequence[str],
+               sizes: Sequence[int], *, repeats: int, warmup: int, seed: int) -> xr.Dataset:
+    """Assemble :class:`~hetlab.bench.UnitResult` objects into a comparison Dataset."""
+    from .bench import case_for
+
+    nd, ns = len(devices), len(sizes)
+    di = {d: i for i, d in enumerate(devices)}
+    si = {s: i for i, s in enumerate(sizes)}
+    time_s = np.full((nd, ns, repeats), np.nan)
+    per = {k: np.full((nd, ns), np.nan) for k in
+           ("transfer_in_s", "transfer_out_s", "first_call_s", "error")}
+    verified = np.zeros((nd, ns), dtype=bool)
+    status = np.full((nd, ns), "", dtype=object)
+    source = np.full(nd, "skipped", dtype=object)
+    for u in units:
+        i, j = di[u.device], si[u.size]
+        if u.times_s:
+            time_s[i, j, : len(u.times_s)] = u.times_s
+        for k in per:
+            per[k][i, j] = getattr(u, k)
+        verified[i, j], status[i, j] = u.verified, u.status
+        if u.source != "skipped":
+            source[i] = u.source
+    costs = [spec.cost(case_for(spec.name, s, seed)[0]) for s in sizes]
+    infos = [_device_info(d) for d in devices]
+    dims2 = ("device", "size")
+    ds = xr.Dataset(
+        {
+            "time_s": (("device", "size", "repeat"), time_s, {"units": "s"}),
+            **{k: (dims2, v, {"units": "s"} if k.endswith("_s") else {}) for k, v in per.items()},
+            "verified": (dims2, verified),
+            "status": (dims2, status.astype(str)),
+            "flops": ("size", np.array([c.flops for c in costs])),
+            "bytes": ("size", np.array([c.bytes for c in costs]), {"units": "B"}),
+        },
+        coords={
+            "device": list(devices),
+            "size": np.asarray(sizes, dtype=np.int64),
+            "repeat": np.arange(repeats),
+            "source": ("device", source.astype(str)),
+            "kind": ("device", [f["kind"] for f in infos]),
+            "device_name": ("device", [f["device_name"] for f in infos]),
+            "threads": ("device", np.array([f["threads"] for f in infos], dtype=np.int64)),
+            "peak_gbps": ("device", np.array([f["peak_gbps"] for f in infos]),
+                          {"units": "GB/s"}),
+        },
+        attrs={
+            "kernel": spec.name,
+            "description": spec.description,
+            "size_unit": spec.size_unit,
+            "seed": seed,
+            "repeats": repeats,
+            "warmup": warmup,
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            **_versions(),
+            **machine.host_facts(),
+        },
+    )
+    return add_derived(ds)
+
+
+def add_derived(ds: xr.Dataset) -> xr.Dataset:
+    """(Re)compute throughput, achieved_gbps and roofline_fraction from the raw figures."""
+    med = ds["time_s"].median("repeat")
+    ds["throughput"] = (ds["size"] / med).assign_attrs(units=f"{ds.attrs['size_unit']}/s")
+    ds["achieved_gbps"] = (ds["bytes"] / med / 1e9).assign_attrs(units="GB/s")
+    ds["roofline_fraction"] = (ds["achieved_gbps"] / ds["peak_gbps"]).assign_attrs(
+        note="cost-model bytes (naive algorithm) over the device's peak bandwidth"
+    )
+    return ds
+
+
+def save(ds: xr.Dataset, path: str | os.PathLike[str]) -> str:
+    """Write a comparison Dataset to netCDF-4 (h5netcdf engine); returns the path."""
+    path = os.fspath(path)
+    ds.to_netcdf(path, engine="h5netcdf")
+    return path
+
+
+def load(path: str | os.PathLike[str]) -> xr.Dataset:
+    """Read a comparison Dataset written by :func:`save` (fully loaded, file closed)."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise InvalidInputError(f"load: path must name an existing netCDF file; got {path!r}.")
+    ds = xr.load_dataset(path, engine="h5netcdf")
+    if "verified" in ds:
+        ds["verified"] = ds["verified"].astype(bool)
+    return ds
+
+
+@xr.register_dataset_accessor("hetlab")
+class HetlabAccessor:
+    """``ds.hetlab``: short verbs on comparison Datasets (``speedup``, ``table``, ``plot``)."""
+
+    def __init__(self, ds: xr.Dataset) -> None:
+        self._ds = ds
+
+    def median_time(self) -> xr.DataArray:
+        """Median compute time per (device, size), seconds."""
+        return self._ds["time_s"].median("repeat")
+
+    def speedup(self, baseline: str = "numpy") -> xr.DataArray:
+        """Median-time speedup of every device over ``baseline`` (>1 is faster)."""
+        med = self.median_time()
+        if baseline not in med["device"]:
+            raise InvalidInputError(
+                f"speedup: baseline must be one of {list(med['device'].values)}; got {baseline!r}."
+            )
+        return (med.sel(device=baseline) / med).rename("speedup")
+
+    def table(self) -> Any:
+        """A pandas DataFrame: one row per (device, size) with median figures and status."""
+        ds = self._ds
+        df = xr.Dataset(
+            {
+                "median_s": self.median_time(),
+                "transfer_s": ds["transfer_in_s"] + ds["transfer_out_s"],
+                "first_call_s": ds["first_call_s"],
+                "throughput": ds["throughput"],
+                "verified": ds["verified"],
+                "source": ds["source"],
+                "status": ds["status"],
+            }
+        ).to_dataframe()
+        return df[["median_s", "transfer_s", "first_call_s", "throughput", "verified", "source",
+                   "status"]]
+
+    def plot(self, y: str = "time_s", **kwargs: Any) -> Any:
+        """hvplot chart of ``y`` vs size per device (log axes); see :func:`hetlab.viz.plot`."""
+        from .viz import plot
+
+        return plot(self._ds, y=y, **kwargs)
