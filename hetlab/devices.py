@@ -37,10 +37,12 @@ def devices(*, peaks: bool = True) -> Any:
         row: dict[str, Any] = {"device": name, "available": reason is None,
                                "reason": reason or "", "kind": b.kind, "timing": b.timing_source}
         if reason is None:
-            info = b.info() if peaks else {"device_name": "", "threads": 0}
+            info = {**b.info(), **(b.peaks() if peaks else {})}
             row.update({k: v for k, v in info.items() if k in _COLUMNS})
         rows.append(row)
-    return pd.DataFrame(rows, columns=["device", *_COLUMNS]).set_index("device")
+    df = pd.DataFrame(rows, columns=["device", *_COLUMNS]).set_index("device")
+    df["threads"] = df["threads"].astype("Int64")
+    return df
 
 
 def set_threads(n: int) -> None:

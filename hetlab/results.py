@@ -50,7 +50,7 @@ def _device_info(name: str) -> dict[str, Any]:
     if not backend.is_available():
         return base
     try:
-        info = backend.info()
+        info = {**backend.info(), **backend.peaks()}
     except Exception:  # provenance must never cost the measurements
         return base
     base.update(device_name=str(info.get("device_name", "")), threads=int(info.get("threads", 0)),

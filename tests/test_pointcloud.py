@@ -105,7 +105,8 @@ def test_larger_clouds_all_kernels(device, kind):
     cases = [
         (hl.fps, (pts, 300), reference.fps(pts, 300, 0)),
         (hl.knn, (pts, q, 16), reference.knn(pts, q, 16)),
-        (hl.ball_query, (pts, q, 0.05, 32), reference.ball_query(pts, q, np.float32(0.05) ** 2, 32)),
+        (hl.ball_query, (pts, q, 0.05, 32),
+         reference.ball_query(pts, q, np.float32(0.05) ** 2, 32)),
         (hl.fps_knn, (pts, 100, 8), reference.fps_knn(pts, 100, 8, 0)),
     ]
     ran = 0

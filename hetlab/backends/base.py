@@ -62,7 +62,13 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def info(self) -> dict[str, Any]:
-        """Describe the device: name, threads, peak figures (GB/s, GFLOP/s) and their source."""
+        """Describe the device cheaply: ``device_name``, ``threads`` and backend-specific facts."""
+
+    def peaks(self) -> dict[str, Any]:
+        """Peak figures for rooflines: ``peak_bandwidth_gbps`` (GB/s), ``peak_gflops``
+        (GFLOP/s) and ``peak_source`` (measured, datasheet or modeled, and how)."""
+        return {"peak_bandwidth_gbps": float("nan"), "peak_gflops": float("nan"),
+                "peak_source": "unknown"}
 
     def __repr__(self) -> str:
         state = "available" if self.is_available() else f"unavailable: {self.why_not()}"

@@ -74,7 +74,12 @@ class CupyBackend(Backend):
             * int(props["maxThreadsPerMultiProcessor"]),
             "compute_capability": f"{props['major']}.{props['minor']}",
             "driver": str(cupy.cuda.runtime.driverGetVersion()),
-            "peak_bandwidth_gbps": bw,
+            "peak_bandwidth_gbps_datasheet": bw,
+        }
+
+    def peaks(self) -> dict[str, Any]:
+        return {
+            "peak_bandwidth_gbps": self.info()["peak_bandwidth_gbps_datasheet"],
             "peak_gflops": float("nan"),
             "peak_source": "datasheet: memory clock × bus width from cudaGetDeviceProperties",
         }

@@ -57,7 +57,4 @@ class FpgaBackend(Backend):
         return {
             "device_name": "PYNQ board" if on_board else "emulator (no board; timing modeled)",
             "threads": 1,
-            "peak_bandwidth_gbps": float("nan"),
-            "peak_gflops": float("nan"),
-            "peak_source": "per overlay (overlay.toml)",
         }

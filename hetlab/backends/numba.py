@@ -42,10 +42,8 @@ class NumbaBackend(HostBackend):
             raise InvalidInputError(f"numba: threads must be an int in [1, {top}]; got {n!r}.")
         numba.set_num_threads(n)
 
-    def info(self) -> dict[str, Any]:
+    def peaks(self) -> dict[str, Any]:
         return {
-            "device_name": machine.cpu_model(),
-            "threads": self.threads(),
             "peak_bandwidth_gbps": _parallel_triad_gbps(self.threads()),
             "peak_gflops": machine.matmul_gflops(),
             "peak_source": "measured: numba prange STREAM triad, numpy float32 matmul (BLAS)",

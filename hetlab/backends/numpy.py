@@ -37,9 +37,10 @@ class HostBackend(Backend):
         return 1
 
     def info(self) -> dict[str, Any]:
+        return {"device_name": machine.cpu_model(), "threads": self.threads()}
+
+    def peaks(self) -> dict[str, Any]:
         return {
-            "device_name": machine.cpu_model(),
-            "threads": self.threads(),
             "peak_bandwidth_gbps": machine.stream_triad_gbps(),
             "peak_gflops": machine.matmul_gflops(),
             "peak_source": "measured: numpy STREAM triad (1 thread), numpy float32 matmul (BLAS)",

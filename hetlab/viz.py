@@ -1,0 +1,81 @@
+"""Charts of comparison Datasets with hvplot: one line per device, log axes.
+
+Measured figures are solid lines; modeled ones (FPGA emulator) dashed and recorded ones
+(replayed from data/recorded) dotted, and every legend entry names its source.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import xarray as xr
+
+from .errors import InvalidInputError
+
+__all__ = ["plot", "LINE_DASH"]
+
+#: line style per figure source
+LINE_DASH = {"measured": "solid", "modeled": "dashed", "recorded": "dotted"}
+
+_LABELS = {
+    "time_s": "median time (s)",
+    "throughput": "throughput ({unit}/s)",
+    "achieved_gbps": "achieved bandwidth (GB/s, cost model)",
+    "roofline_fraction": "fraction of peak bandwidth",
+    "transfer_s": "host↔device transfer (s)",
+    "first_call_s": "first call incl. JIT compile (s)",
+}
+
+
+def _series(ds: xr.Dataset, y: str) -> xr.DataArray:
+    if y == "time_s":
+        return ds["time_s"].median("repeat")
+    if y == "transfer_s":
+        return ds["transfer_in_s"] + ds["transfer_out_s"]
+    if y not in ds or "repeat" in ds[y].dims:
+        raise InvalidInputError(
+            f"plot: y must be one of {sorted(_LABELS)}; got {y!r}."
+        )
+    return ds[y]
+
+
+def plot(ds: xr.Dataset, y: str = "time_s", *, width: int = 640, height: int = 360) -> Any:
+    """Overlay of ``y`` vs size, one line per device that ran; log-log axes.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A comparison Dataset from :func:`hetlab.compare` (or :func:`hetlab.load`).
+    y : str, default "time_s"
+        One of ``time_s`` (median), ``throughput``, ``achieved_gbps``, ``roofline_fraction``,
+        ``transfer_s``, ``first_call_s``.
+
+    Returns
+    -------
+    holoviews.Overlay
+        Renders in a notebook; ``hvplot.save(chart, "chart.html")`` writes it to a file.
+    """
+    import holoviews as hv
+    import hvplot.xarray  # noqa: F401  (registers .hvplot and loads the bokeh extension)
+
+    data = _series(ds, y)
+    unit = ds.attrs.get("size_unit", "items")
+    ylabel = _LABELS.get(y, y).format(unit=unit)
+    curves = []
+    for dev in ds["device"].values:
+        source = str(ds["source"].sel(device=dev).values)
+        if source not in LINE_DASH:
+            continue  # skipped: unavailable or unsupported here
+        line = data.sel(device=dev).rename(ylabel.split(" (")[0])
+        label = f"{dev} ({source})"
+        curves.append(
+            line.hvplot.line(x="size", logx=True, logy=True, label=label, xlabel=f"size ({unit})",
+                             ylabel=ylabel).opts(line_dash=LINE_DASH[source])
+            * line.hvplot.scatter(x="size", logx=True, logy=True, label=label)
+        )
+    if not curves:
+        raise InvalidInputError("plot: ds must hold at least one device that ran; got none.")
+    title = f"{ds.attrs.get('kernel', '')}: {ylabel}"
+    if any(str(s) in ("modeled", "recorded") for s in ds["source"].values):
+        title += " — dashed: modeled, dotted: recorded"
+    return hv.Overlay(curves).opts(title=title, width=width, height=height, legend_position="right")
