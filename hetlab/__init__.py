@@ -9,6 +9,7 @@ implementations imported, on first use.
 """
 
 from . import backends as _backends  # noqa: F401  (registers the backends)
+from . import viz
 from .bench import compare
 from .core.registry import available_backends, backend_names, kernel_names
 from .devices import devices, set_threads
@@ -26,7 +27,7 @@ from .results import load, save
 __version__ = "0.1.0"
 
 __all__ = [
-    "devices", "set_threads", "compare", "load", "save",
+    "viz", "devices", "set_threads", "compare", "load", "save",
     "available_backends", "backend_names", "kernel_names",
     "fps", "knn", "ball_query", "fps_knn", "voxel_downsample", "make_cloud",
     "HetlabError", "InvalidInputError", "DeviceMismatchError", "BackendUnavailable",

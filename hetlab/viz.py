@@ -12,7 +12,7 @@ import xarray as xr
 
 from .errors import InvalidInputError
 
-__all__ = ["plot", "LINE_DASH"]
+__all__ = ["plot", "cloud3d", "LINE_DASH"]
 
 #: line style per figure source
 LINE_DASH = {"measured": "solid", "modeled": "dashed", "recorded": "dotted"}
@@ -79,3 +79,36 @@ def plot(ds: xr.Dataset, y: str = "time_s", *, width: int = 640, height: int = 3
     if any(str(s) in ("modeled", "recorded") for s in ds["source"].values):
         title += " — dashed: modeled, dotted: recorded"
     return hv.Overlay(curves).opts(title=title, width=width, height=height, legend_position="right")
+
+
+def cloud3d(points: Any, highlight: Any = None, *, max_points: int = 5000, seed: int = 0,
+            title: str = "") -> Any:
+    """Interactive 3-D scatter (plotly) of a cloud, with ``highlight`` indices drawn on top.
+
+    Parameters
+    ----------
+    points : array-like of shape (n, 3)
+    highlight : array-like of int, optional
+        Indices to draw large and red (e.g. FPS samples).
+    max_points : int, default 5000
+        The grey background shows a random subset this large (browsers slow down beyond).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    import numpy as np
+    import plotly.graph_objects as go
+
+    pts = np.asarray(points)
+    rng = np.random.default_rng(seed)
+    shown = pts if len(pts) <= max_points else pts[rng.choice(len(pts), max_points, False)]
+    fig = go.Figure(go.Scatter3d(x=shown[:, 0], y=shown[:, 1], z=shown[:, 2], mode="markers",
+                                 marker={"size": 1.5, "color": "lightgray"}, name="points"))
+    if highlight is not None:
+        h = pts[np.asarray(highlight)]
+        fig.add_trace(go.Scatter3d(x=h[:, 0], y=h[:, 1], z=h[:, 2], mode="markers",
+                                   marker={"size": 3, "color": "crimson"},
+                                   name=f"selected ({len(h)})"))
+    fig.update_layout(title=title, height=480, margin={"l": 0, "r": 0, "t": 40, "b": 0})
+    return fig

@@ -1,0 +1,41 @@
+# hetlab — one-command entry points. Needs only python3 (3.10+), pip and a C compiler.
+#   make lab     set up .venv and open JupyterLab on the notebook series (the main job)
+#   make test    set up .venv and run lint, notebook checks, pytest and nbval (what CI runs)
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements/constraints.txt | cksum | cut -d' ' -f1)
+NBVAL := --nbval --nbval-sanitize-with notebooks/sanitize.cfg --nbval-current-env
+
+.PHONY: setup lab test test-fast bench notebooks gpu-check clean
+
+$(STAMP):
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -c requirements/constraints.txt -e ".[dev]"
+	rm -f $(VENV)/.installed-* && touch $@
+
+setup: $(STAMP)
+
+lab: setup
+	$(BIN)/hetlab lab
+
+test: setup
+	$(BIN)/ruff check hetlab tests benchmarks scripts
+	$(BIN)/python scripts/build_notebooks.py --check
+	$(BIN)/python -m pytest tests notebooks $(NBVAL)
+
+test-fast: setup
+	$(BIN)/python -m pytest -x -q tests
+
+bench: setup
+	$(BIN)/python benchmarks/pointcloud.py
+
+notebooks: setup
+	$(BIN)/python scripts/build_notebooks.py
+
+gpu-check:
+	bash scripts/gpu_check.sh
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis results
