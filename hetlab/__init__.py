@@ -11,6 +11,7 @@ implementations imported, on first use.
 from . import backends as _backends  # noqa: F401  (registers the backends)
 from . import viz
 from .bench import compare
+from .check import check
 from .core.registry import available_backends, backend_names, kernel_names
 from .devices import devices, set_threads
 from .errors import (
@@ -22,12 +23,23 @@ from .errors import (
     VerificationError,
 )
 from .kernels.pointcloud import ball_query, fps, fps_knn, knn, make_cloud, voxel_downsample
+from .recorded import record
 from .results import load, save
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str):
+    # ipywidgets is imported only when the dashboard is asked for
+    if name == "widgets":
+        import importlib
+
+        return importlib.import_module(".widgets", __name__)
+    raise AttributeError(f"module 'hetlab' has no attribute {name!r}")
+
+
 __all__ = [
-    "viz", "devices", "set_threads", "compare", "load", "save",
+    "viz", "widgets", "check", "record", "devices", "set_threads", "compare", "load", "save",
     "available_backends", "backend_names", "kernel_names",
     "fps", "knn", "ball_query", "fps_knn", "voxel_downsample", "make_cloud",
     "HetlabError", "InvalidInputError", "DeviceMismatchError", "BackendUnavailable",

@@ -139,6 +139,8 @@ def compare(
     warmup: int = 1,
     seed: int = 0,
     progress: bool | None = None,
+    callback: Callable[[UnitResult, int, int], None] | None = None,
+    include_recorded: bool = False,
 ) -> Any:
     """Measure a kernel on several devices and sizes; return an ``xarray.Dataset``.
 
@@ -159,6 +161,11 @@ def compare(
         Seed of the generated cases (the same case on every device).
     progress : bool, optional
         Show a tqdm progress bar; default when more than two units run.
+    callback : callable, optional
+        Called as ``callback(unit, done, total)`` after each unit (dashboards use it).
+    include_recorded : bool, default False
+        Append the shipped recordings of this kernel (:mod:`hetlab.recorded`) as extra devices
+        labeled "recorded on <device>, <date>" with ``source="recorded"``.
 
     Returns
     -------
@@ -187,13 +194,20 @@ def compare(
 
         bar = tqdm(total=len(units), desc=f"compare {spec.name}", leave=False)
     results = []
-    for size, name in units:
+    for done, (size, name) in enumerate(units, start=1):
         if bar is not None:
             bar.set_postfix_str(f"{name} n={size}")
-        results.append(measure_unit(spec.name, name, size, seed=seed, repeats=repeats,
-                                    warmup=warmup))
+        unit = measure_unit(spec.name, name, size, seed=seed, repeats=repeats, warmup=warmup)
+        results.append(unit)
         if bar is not None:
             bar.update()
+        if callback is not None:
+            callback(unit, done, len(units))
     if bar is not None:
         bar.close()
-    return to_dataset(spec, results, names, sizes, repeats=repeats, warmup=warmup, seed=seed)
+    ds = to_dataset(spec, results, names, sizes, repeats=repeats, warmup=warmup, seed=seed)
+    if include_recorded:
+        from .recorded import recordings, with_recorded
+
+        ds = with_recorded(ds, recordings(spec.name))
+    return ds

@@ -193,7 +193,7 @@ class HetlabAccessor:
                 "source": ds["source"],
                 "status": ds["status"],
             }
-        ).to_dataframe()
+        ).to_dataframe(dim_order=["device", "size"])
         return df[["median_s", "transfer_s", "first_call_s", "throughput", "verified", "source",
                    "status"]]
 

@@ -1,0 +1,98 @@
+"""Recorded runs: comparisons saved with full provenance and replayed beside live results.
+
+A recording is a comparison Dataset written to netCDF by :func:`record`. ``hl.compare(...,
+include_recorded=True)`` loads the recordings of the same kernel and appends their devices
+relabeled ``"<device> · recorded on <device name>, <date>"`` with ``source="recorded"``, so a
+CPU-only notebook can show what a GPU did, and never passes it off as a live measurement.
+
+Recordings are looked up in ``$HETLAB_RECORDED`` if set, else in the repository's
+``data/recorded/`` folder.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from .errors import InvalidInputError
+from .results import add_derived, load, save
+
+__all__ = ["record", "recordings", "with_recorded", "recorded_dir"]
+
+_NOT_RUN = "not run at this size"
+
+
+def recorded_dir() -> Path:
+    """The folder holding recordings: ``$HETLAB_RECORDED`` or the repository's data/recorded."""
+    env = os.environ.get("HETLAB_RECORDED")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[1] / "data" / "recorded"
+
+
+def record(ds: xr.Dataset, *, folder: str | os.PathLike[str] | None = None,
+           name: str | None = None) -> Path:
+    """Save a comparison as a recording; only devices that were measured and verified are kept.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        From :func:`hetlab.compare`.
+    folder : path, optional
+        Default :func:`recorded_dir`.
+    name : str, optional
+        File stem; default ``"<kernel>-<device kinds>-<host>-<date>"``.
+
+    Returns
+    -------
+    pathlib.Path of the netCDF file written.
+    """
+    keep = (ds["source"] == "measured") & ds["verified"].any("size")
+    if not bool(keep.any()):
+        raise InvalidInputError(
+            "record: ds must hold at least one measured, verified device; got none."
+        )
+    rec = ds.sel(device=ds["device"][keep.values])
+    kinds = "-".join(sorted({str(k) for k in rec["kind"].values}))
+    stem = name or f"{ds.attrs['kernel']}-{kinds}-{ds.attrs.get('host', 'host')}-" \
+                   f"{str(ds.attrs.get('created', ''))[:10]}"
+    out = Path(folder) if folder is not None else recorded_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    return Path(save(rec, out / f"{stem}.nc"))
+
+
+def recordings(kernel: str, folder: str | os.PathLike[str] | None = None) -> list[xr.Dataset]:
+    """Every recording of ``kernel`` in ``folder`` (default :func:`recorded_dir`), by file name."""
+    where = Path(folder) if folder is not None else recorded_dir()
+    if not where.is_dir():
+        return []
+    found = []
+    for path in sorted(where.glob("*.nc")):
+        ds = load(path)
+        if ds.attrs.get("kernel") == kernel:
+            found.append(ds)
+    return found
+
+
+def _relabel(rec: xr.Dataset) -> xr.Dataset:
+    date = str(rec.attrs.get("created", ""))[:10]
+    names = [f"{d} · recorded on {n or rec.attrs.get('cpu_model', '?')}, {date}"
+             for d, n in zip(rec["device"].values, rec["device_name"].values, strict=True)]
+    rec = rec.assign_coords(device=names)
+    return rec.assign_coords(source=("device", np.array(["recorded"] * len(names))))
+
+
+def with_recorded(ds: xr.Dataset, recs: list[xr.Dataset]) -> xr.Dataset:
+    """``ds`` with the devices of every recording appended (sizes and repeats outer-joined)."""
+    if not recs:
+        return ds
+    parts = [ds, *(_relabel(r) for r in recs)]
+    out = xr.concat(parts, dim="device", join="outer", data_vars="minimal", coords="minimal",
+                    compat="override", combine_attrs="override", fill_value={"status": _NOT_RUN,
+                                                                           "verified": False})
+    out["status"] = out["status"].fillna(_NOT_RUN).astype(str)
+    out["verified"] = out["verified"].fillna(False).astype(bool)
+    return add_derived(out)
