@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements/constraints.txt | cksum | cut -d' ' -f1)
 NBVAL := --nbval --nbval-sanitize-with notebooks/sanitize.cfg --nbval-current-env
 
-.PHONY: setup lab test test-fast bench notebooks gpu-check clean
+.PHONY: setup lab test test-fast test-browser bench notebooks gpu-check clean
 
 $(STAMP):
 	$(PYTHON) -m venv $(VENV)
@@ -21,12 +21,17 @@ lab: setup
 	$(BIN)/hetlab lab
 
 test: setup
+	bash scripts/install_browser.sh
 	$(BIN)/ruff check hetlab tests benchmarks scripts
 	$(BIN)/python scripts/build_notebooks.py --check
 	$(BIN)/python -m pytest tests notebooks $(NBVAL)
 
 test-fast: setup
-	$(BIN)/python -m pytest -x -q tests
+	$(BIN)/python -m pytest -x -q -m "not slow" tests
+
+test-browser: setup
+	bash scripts/install_browser.sh
+	$(BIN)/python -m pytest -m browser tests/browser
 
 bench: setup
 	$(BIN)/python benchmarks/pointcloud.py

@@ -1,0 +1,115 @@
+"""A real browser: JupyterLab on loopback, driven by Playwright in Debian's Chromium.
+
+Opens 00-tour, runs all cells, checks the dashboard renders with a chart and no traceback, and
+saves a screenshot to results/browser/00-tour.png. Run alone with ``pytest -m browser``.
+Chromium comes from ``scripts/install_browser.sh`` (apt-get); Playwright never downloads one.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "results" / "browser"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--disable-quic"]
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def _chromium() -> str:
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name)
+        if path:
+            return path
+    pytest.skip("chromium is not installed (run scripts/install_browser.sh)")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def lab(tmp_path):
+    pytest.importorskip("playwright")
+    root = tmp_path / "notebooks"
+    shutil.copytree(ROOT / "notebooks", root, ignore=shutil.ignore_patterns("src", "*.nc"))
+    port, token = _free_port(), secrets.token_hex(16)
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "cfg"),
+           "JUPYTER_RUNTIME_DIR": str(tmp_path / "rt"),
+           "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "ws")}
+    cmd = [sys.executable, "-m", "jupyterlab", "--ServerApp.ip=127.0.0.1",
+           f"--ServerApp.port={port}", f"--IdentityProvider.token={token}",
+           f"--ServerApp.root_dir={root}", "--ServerApp.open_browser=False", "--allow-root"]
+    log = open(tmp_path / "lab.log", "w")  # noqa: SIM115
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=1)
+                break
+            except OSError:
+                if proc.poll() is not None:
+                    break
+                time.sleep(0.5)
+        else:
+            pytest.fail("JupyterLab did not start: " + (tmp_path / "lab.log").read_text()[-2000:])
+        if proc.poll() is not None:
+            pytest.fail("JupyterLab exited: " + (tmp_path / "lab.log").read_text()[-2000:])
+        yield url, token
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def test_tour_runs_in_jupyterlab_and_dashboard_renders(lab):
+    from playwright.sync_api import sync_playwright
+
+    url, token = lab
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=_chromium(), headless=True,
+                                    args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{url}/lab/tree/00-tour.ipynb?token={token}")
+        page.wait_for_selector(".jp-Notebook", timeout=60_000)
+        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
+                               timeout=60_000)
+        page.click(".lm-MenuBar-itemLabel:text-is('Run')")
+        page.click("li[data-command='runmenu:run-all']")
+        # the dashboard: its Run button, its progress bar saying done, and a bokeh chart
+        page.wait_for_selector(".widget-button:has-text('Run')", timeout=180_000)
+        page.wait_for_selector(".widget-progress .widget-label:text-is('done'), "
+                               ".widget-inline-hbox :text-is('done')", timeout=180_000)
+        page.wait_for_function(
+            "document.querySelectorAll('.jp-OutputArea-output .bk-Canvas, "
+            ".jp-OutputArea-output canvas, .jp-OutputArea-output .bk-root').length > 0 || "
+            "[...document.querySelectorAll('.jp-OutputArea-output div')].some("
+            "d => d.shadowRoot && d.shadowRoot.querySelector('canvas'))",
+            timeout=120_000,
+        )
+        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
+                               timeout=180_000)
+        text = page.inner_text(".jp-Notebook")
+        page.screenshot(path=str(SHOTS / "00-tour.png"), full_page=True)
+        browser.close()
+    assert "Traceback" not in text and "Error" not in text.split("Try it")[0]
+    assert "numpy" in text and "verified:" in text
