@@ -10,7 +10,6 @@ implementations imported, on first use.
 
 from . import backends as _backends  # noqa: F401  (registers the backends)
 from . import viz
-from .bench import compare
 from .check import check
 from .core.registry import available_backends, backend_names, kernel_names
 from .devices import devices, set_threads
@@ -25,6 +24,7 @@ from .errors import (
 from .kernels.pointcloud import ball_query, fps, fps_knn, knn, make_cloud, voxel_downsample
 from .recorded import record
 from .results import load, save
+from .sweep import compare
 
 __version__ = "0.1.0"
 

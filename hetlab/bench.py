@@ -14,9 +14,10 @@ unit then records the model's figures and labels them ``modeled``.
 from __future__ import annotations
 
 import functools
+import socket
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,9 +26,9 @@ import numpy as np
 from .core.dispatch import map_arrays, move_arrays
 from .core.registry import get_backend, get_impl, get_kernel
 from .core.spec import KernelSpec
-from .errors import HetlabError, InvalidInputError
+from .errors import BackendUnavailable, KernelNotSupported
 
-__all__ = ["ModeledRun", "UnitResult", "measure_unit", "case_for", "compare"]
+__all__ = ["ModeledRun", "UnitResult", "measure_unit", "case_for"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,22 @@ class UnitResult:
     first_call_s: float = float("nan")
     error: float = float("nan")
     verified: bool = False
+    host: str = ""
+    worker: str = ""
+
+
+def _worker_name() -> str:
+    """The Dask worker running this unit, or "local" in-process."""
+    import sys
+
+    if "distributed" in sys.modules:
+        try:
+            from distributed import get_worker
+
+            return str(get_worker().address)
+        except ValueError:
+            pass
+    return "local"
 
 
 @functools.lru_cache(maxsize=4)
@@ -107,15 +124,19 @@ def measure_unit(kernel: str, device: str, size: int, *, seed: int = 0, repeats:
     """
     spec = get_kernel(kernel)
     backend = get_backend(device)
-    unit = UnitResult(device=backend.name, size=size, source=backend.timing_source)
+    unit = UnitResult(device=backend.name, size=size, source=backend.timing_source,
+                      host=socket.gethostname(), worker=_worker_name())
     reason = backend.why_not()
     if reason is not None:
         unit.status, unit.source = f"unavailable: {reason}", "skipped"
         return unit
     try:
         get_impl(spec.name, backend.name)
-    except HetlabError as exc:
+    except KernelNotSupported as exc:
         unit.status, unit.source = f"not supported: {exc}", "skipped"
+        return unit
+    except BackendUnavailable as exc:
+        unit.status, unit.source = f"unavailable: {exc}", "skipped"
         return unit
     args, expected = case_for(spec.name, size, seed)
     try:
@@ -128,86 +149,3 @@ def measure_unit(kernel: str, device: str, size: int, *, seed: int = 0, repeats:
     if not unit.verified:
         unit.status = f"wrong result (error {unit.error:.3g} > tolerance {spec.tolerance:g})"
     return unit
-
-
-def compare(
-    kernel: Any,
-    sizes: Sequence[int] = (10_000,),
-    devices: Sequence[str] | None = None,
-    *,
-    repeats: int = 5,
-    warmup: int = 1,
-    seed: int = 0,
-    progress: bool | None = None,
-    callback: Callable[[UnitResult, int, int], None] | None = None,
-    include_recorded: bool = False,
-) -> Any:
-    """Measure a kernel on several devices and sizes; return an ``xarray.Dataset``.
-
-    Parameters
-    ----------
-    kernel : str, KernelSpec or hetlab kernel function (``hl.fps``)
-    sizes : sequence of int
-        Problem sizes in the kernel's ``size_unit`` (points for point-cloud kernels).
-    devices : sequence of str, optional
-        Backend names; default every registered backend. Devices that are unavailable or lack
-        the kernel appear with NaN figures and a ``status`` saying why.
-    repeats : int, default 5
-        Timed calls per unit (after warm-up).
-    warmup : int, default 1
-        Untimed calls before timing; the first call's time (JIT compile included) is kept
-        as ``first_call_s``.
-    seed : int, default 0
-        Seed of the generated cases (the same case on every device).
-    progress : bool, optional
-        Show a tqdm progress bar; default when more than two units run.
-    callback : callable, optional
-        Called as ``callback(unit, done, total)`` after each unit (dashboards use it).
-    include_recorded : bool, default False
-        Append the shipped recordings of this kernel (:mod:`hetlab.recorded`) as extra devices
-        labeled "recorded on <device>, <date>" with ``source="recorded"``.
-
-    Returns
-    -------
-    xarray.Dataset
-        Dims ``(device, size, repeat)``; see :func:`hetlab.results.to_dataset`.
-    """
-    from .core.registry import backend_names
-    from .results import to_dataset
-
-    spec = get_kernel(kernel)
-    names = list(devices) if devices is not None else backend_names()
-    sizes = [int(s) for s in sizes]
-    if not sizes or any(s < 1 for s in sizes):
-        raise InvalidInputError(f"compare: sizes must be positive ints; got {sizes!r}.")
-    if repeats < 1 or warmup < 1:
-        raise InvalidInputError(
-            f"compare: repeats and warmup must be ≥ 1; got repeats={repeats}, warmup={warmup}."
-        )
-    for name in names:
-        get_backend(name)  # unknown names fail before any work
-    units = [(size, name) for size in sizes for name in names]
-    show = progress if progress is not None else len(units) > 2
-    bar = None
-    if show:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(units), desc=f"compare {spec.name}", leave=False)
-    results = []
-    for done, (size, name) in enumerate(units, start=1):
-        if bar is not None:
-            bar.set_postfix_str(f"{name} n={size}")
-        unit = measure_unit(spec.name, name, size, seed=seed, repeats=repeats, warmup=warmup)
-        results.append(unit)
-        if bar is not None:
-            bar.update()
-        if callback is not None:
-            callback(unit, done, len(units))
-    if bar is not None:
-        bar.close()
-    ds = to_dataset(spec, results, names, sizes, repeats=repeats, warmup=warmup, seed=seed)
-    if include_recorded:
-        from .recorded import recordings, with_recorded
-
-        ds = with_recorded(ds, recordings(spec.name))
-    return ds

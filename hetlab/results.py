@@ -14,6 +14,7 @@ first_call_s           device, size            first call, JIT compilation inclu
 error                  device, size            distance to the reference (kernel's metric)
 verified               device, size            error ≤ the kernel's tolerance
 status                 device, size            "ok", "unavailable: …", "wrong result …", …
+host, worker (coords)  device, size            machine and Dask worker ("local") that measured
 throughput             device, size            size / median time_s (size_unit per s)
 achieved_gbps          device, size            cost-model bytes / median time_s (GB/s)
 roofline_fraction      device, size            achieved_gbps / the device's peak bandwidth
@@ -83,6 +84,8 @@ def to_dataset(spec: KernelSpec, units: Sequence[Any], devices: Sequence[str],
            ("transfer_in_s", "transfer_out_s", "first_call_s", "error")}
     verified = np.zeros((nd, ns), dtype=bool)
     status = np.full((nd, ns), "", dtype=object)
+    host = np.full((nd, ns), "", dtype=object)
+    worker = np.full((nd, ns), "", dtype=object)
     source = np.full(nd, "skipped", dtype=object)
     for u in units:
         i, j = di[u.device], si[u.size]
@@ -91,6 +94,7 @@ def to_dataset(spec: KernelSpec, units: Sequence[Any], devices: Sequence[str],
         for k in per:
             per[k][i, j] = getattr(u, k)
         verified[i, j], status[i, j] = u.verified, u.status
+        host[i, j], worker[i, j] = u.host, u.worker
         if u.source != "skipped":
             source[i] = u.source
     costs = [spec.cost(case_for(spec.name, s, seed)[0]) for s in sizes]
@@ -110,6 +114,8 @@ def to_dataset(spec: KernelSpec, units: Sequence[Any], devices: Sequence[str],
             "size": np.asarray(sizes, dtype=np.int64),
             "repeat": np.arange(repeats),
             "source": ("device", source.astype(str)),
+            "host": (dims2, host.astype(str)),
+            "worker": (dims2, worker.astype(str)),
             "kind": ("device", [f["kind"] for f in infos]),
             "device_name": ("device", [f["device_name"] for f in infos]),
             "threads": ("device", np.array([f["threads"] for f in infos], dtype=np.int64)),

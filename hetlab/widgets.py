@@ -89,8 +89,8 @@ class Comparison:
         """Run the comparison with the current settings; returns the Dataset."""
         from IPython.display import display
 
-        from .bench import compare
         from .errors import HetlabError
+        from .sweep import compare
 
         self.output.clear_output()
         self.run_button.disabled = True

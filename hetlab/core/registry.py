@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..backends.base import Backend
-from ..errors import InvalidInputError, KernelNotSupported
+from ..errors import BackendUnavailable, InvalidInputError, KernelNotSupported
 from .spec import KernelSpec
 
 __all__ = [
@@ -112,6 +112,11 @@ def get_impl(kernel: str, backend: str) -> Callable[..., Any]:
         ) from None
     if isinstance(impl, str):
         module, _, attr = impl.partition(":")
-        impl = getattr(importlib.import_module(module), attr)
+        try:
+            impl = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as exc:
+            raise BackendUnavailable(
+                f"{backend}: the implementation of {kernel} ({impl}) failed to import: {exc}"
+            ) from exc
         _IMPLS[(kernel, backend)] = impl
     return impl

@@ -54,7 +54,7 @@ def lab(tmp_path):
     cmd = [sys.executable, "-m", "jupyterlab", "--ServerApp.ip=127.0.0.1",
            f"--ServerApp.port={port}", f"--IdentityProvider.token={token}",
            f"--ServerApp.root_dir={root}", "--ServerApp.open_browser=False", "--allow-root"]
-    log = open(tmp_path / "lab.log", "w")  # noqa: SIM115
+    log = open(tmp_path / "lab.log", "w")
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
