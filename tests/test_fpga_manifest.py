@@ -7,9 +7,9 @@ import re
 
 import pytest
 
+from hetlab.errors import InvalidInputError
 from hetlab.fpga import load_manifest
 from hetlab.fpga.manifest import evaluate, overlay_names
-from hetlab.errors import InvalidInputError
 
 M = load_manifest("fps")
 BUILD = M.root / "build"

@@ -105,7 +105,8 @@ def test_larger_clouds_all_kernels(device, kind):
     cases = [
         (hl.fps, (pts, 300), reference.fps(pts, 300, 0)),
         (hl.knn, (pts, q, 16), reference.knn(pts, q, 16)),
-        (hl.ball_query, (pts, q, 0.05, 32), reference.ball_query(pts, q, np.float32(0.05) ** 2, 32)),
+        (hl.ball_query, (pts, q, 0.05, 32),
+         reference.ball_query(pts, q, np.float32(0.05) ** 2, 32)),
         (hl.fps_knn, (pts, 100, 8), reference.fps_knn(pts, 100, 8, 0)),
     ]
     ran = 0
@@ -116,7 +117,10 @@ def test_larger_clouds_all_kernels(device, kind):
             continue
         assert_same(got, expected)
         ran += 1
-    vox = hl.voxel_downsample(pts, 0.05, device=device) if ran else None
+    try:
+        vox = hl.voxel_downsample(pts, 0.05, device=device)
+    except hl.KernelNotSupported:
+        vox = None  # e.g. the fpga backend: an overlay for fps only
     if vox is not None:
         np.testing.assert_allclose(vox, reference.voxel_downsample(pts, 0.05), rtol=1e-6)
 

@@ -11,7 +11,7 @@ Timing from the emulator is modeled (:mod:`hetlab.fpga.timing`), never measured.
 """
 
 from .drivers import FpsDriver
-from .emulator import Emulator, EmuIP
+from .emulator import EmuIP, Emulator
 from .manifest import Manifest, load_manifest, overlay_names
 from .protocol import BusError, DeviceBuffer, FpgaDevice, FpgaTimeout, IpHandle
 from .pynq_adapter import PynqDevice

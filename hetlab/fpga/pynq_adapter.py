@@ -31,8 +31,8 @@ def _import_pynq() -> Any:
         return importlib.import_module("pynq")
     except ImportError as exc:
         raise BackendUnavailable(
-            f"fpga: no board found: pynq is not installed ({exc}); on a board: pip install 'hetlab[fpga]'. "
-            "pynq needs numpy<2, so give it its own environment."
+            f"fpga: no board found: pynq is not installed ({exc}); on a board: pip install "
+            "'hetlab[fpga]' (pynq needs numpy<2, so give it its own environment)."
         ) from None
 
 
