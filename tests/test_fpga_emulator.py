@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import hetlab as hl
 from hetlab.fpga import BusError, Emulator, FpgaTimeout, FpsDriver, csim, load_manifest, model
@@ -205,3 +208,17 @@ def test_buffers_know_their_device_address_views_too(emu):
         _ = buf.copy().device_address
     emu.free(buf)
     assert emu.memory.regions() == []
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pts=st.integers(1, 40).flatmap(
+    lambda n: hnp.arrays(np.float32, (n, 3), elements=st.integers(-3, 3).map(float))
+    | hnp.arrays(np.float32, (n, 3), elements=st.floats(-100, 100, width=32))),
+    data=st.data())
+def test_hl_fps_on_the_fpga_equals_the_reference(pts, data):
+    """Through dispatch (hl.fps → driver → emulator → C-sim), float32 clouds."""
+    n = pts.shape[0]
+    s, start = data.draw(st.integers(1, n)), data.draw(st.integers(0, n - 1))
+    got = hl.fps(pts, s, start=start, device="fpga")
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, reference.fps(pts, s, start))
