@@ -117,7 +117,10 @@ def test_larger_clouds_all_kernels(device, kind):
             continue
         assert_same(got, expected)
         ran += 1
-    vox = hl.voxel_downsample(pts, 0.05, device=device) if ran else None
+    try:
+        vox = hl.voxel_downsample(pts, 0.05, device=device)
+    except hl.KernelNotSupported:
+        vox = None  # e.g. the fpga backend: an overlay for fps only
     if vox is not None:
         np.testing.assert_allclose(vox, reference.voxel_downsample(pts, 0.05), rtol=1e-6)
 

@@ -1,21 +1,33 @@
 """The FPGA backend: PYNQ overlays on a board, or the bit-accurate emulator elsewhere.
 
-Until overlays land, every kernel on this backend raises :class:`KernelNotSupported`
-("fpga: no overlay for this kernel yet"). The emulator needs no board, so the backend itself
-is available; its timings are *modeled*, never measured, and say so.
+Overlays are registered here as implementations (``"module:function"`` strings, imported on
+first use), so ``import hetlab`` neither imports pynq nor compiles anything. Without a board
+the emulator runs each overlay's HLS C++ (built with g++) and its timings are *modeled*,
+never measured, and say so. Kernels without an overlay raise
+:class:`~hetlab.errors.KernelNotSupported` ("fpga: no overlay for this kernel yet").
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 from typing import Any
 
 import numpy as np
 
+from ..core.registry import register_impl
 from .base import Backend
 
-__all__ = ["FpgaBackend"]
+__all__ = ["FpgaBackend", "board_present", "OVERLAY_IMPLS"]
+
+#: kernel name → implementation on the fpga backend (one overlay each)
+OVERLAY_IMPLS: dict[str, str] = {
+    "fps": "hetlab.fpga.kernels:fps",
+}
+
+for _kernel, _impl in OVERLAY_IMPLS.items():
+    register_impl(_kernel, "fpga", _impl)
 
 
 def board_present() -> bool:
@@ -38,6 +50,11 @@ class FpgaBackend(Backend):
         return "measured" if board_present() else "modeled"
 
     def why_not(self) -> str | None:
+        if board_present():
+            return None
+        if shutil.which(os.environ.get("CXX", "g++")) is None:
+            return ("no PYNQ board, and the emulator needs a C++ compiler to build the overlays' "
+                    "C-simulation (install g++ or set CXX)")
         return None
 
     def owns(self, array: Any) -> bool:
@@ -54,7 +71,13 @@ class FpgaBackend(Backend):
 
     def info(self) -> dict[str, Any]:
         on_board = board_present()
+        board = os.environ.get("HETLAB_FPGA_BOARD", "pynq-z2")
         return {
-            "device_name": "PYNQ board" if on_board else "emulator (no board; timing modeled)",
+            "device_name": f"{board} (PYNQ board)" if on_board
+            else f"{board} emulator (no board; timing modeled)",
             "threads": 1,
         }
+
+    def peaks(self) -> dict[str, Any]:
+        return {"peak_bandwidth_gbps": float("nan"), "peak_gflops": float("nan"),
+                "peak_source": "per overlay (overlays/<name>/overlay.toml)"}
