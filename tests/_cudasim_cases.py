@@ -172,3 +172,55 @@ def test_drivers_never_import_cupy():
     gpu.fps(np.eye(3), 2, 0)
     gpu.knn(np.eye(3), np.eye(3), 2)
     assert "cupy" not in sys.modules
+
+
+# --- through hetlab's dispatch and bench, with a simulated "device" ----------------------
+
+
+def _register_simulated_gpu():
+    """Register "cudasim": a stand-in GPU backend that copies arrays in and out and runs the
+    cupy-module kernels on the simulator (dispatch and ``hl.compare`` end to end)."""
+    import hetlab as hl
+    from hetlab.backends.base import Backend
+    from hetlab.core.registry import backend_names, register_backend, register_impl
+
+    class SimGPU(Backend):
+        name, kind = "cudasim", "gpu"
+
+        def why_not(self):
+            return None
+
+        def owns(self, array):
+            return False
+
+        def to_device(self, array):
+            return np.array(array, copy=True)
+
+        def from_device(self, array):
+            return np.array(array, copy=True)
+
+        def synchronize(self):
+            return None
+
+        def info(self):
+            return {"device_name": "numba CUDA simulator", "threads": 1,
+                    "peak_bandwidth_gbps": float("nan")}
+
+    if "cudasim" not in backend_names():
+        register_backend(SimGPU())
+        for name in hl.kernel_names():
+            register_impl(name, "cudasim", f"hetlab.kernels.pointcloud.cupy:{name}")
+    return hl
+
+
+def test_dispatch_and_compare_on_simulated_device():
+    hl = _register_simulated_gpu()
+    rng = np.random.default_rng(9)
+    pts = rng.integers(0, 3, (30, 3)).astype(np.float32)
+    same(hl.fps(pts, 12, start=2, device="cudasim"), reference.fps(pts, 12, 2))
+    same(hl.knn(pts, pts[:5], 7, device="cudasim"), reference.knn(pts, pts[:5], 7))
+    same(hl.fps_knn(pts, 6, 4, device="cudasim"), reference.fps_knn(pts, 6, 4, 0))
+    ds = hl.compare(hl.knn, sizes=[48], devices=["numpy", "cudasim"], repeats=1,
+                    progress=False)
+    assert ds["verified"].all(), ds["status"].values
+    assert ds["source"].sel(device="cudasim").item() == "measured"
