@@ -26,7 +26,8 @@ CASES = Path(__file__).with_name("_cudasim_cases.py")
 
 
 def test_kernels_under_cuda_simulator():
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=path)
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfEs", str(CASES)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=900,

@@ -38,7 +38,8 @@ __all__ = ["fps", "knn", "ball_query", "fps_knn", "voxel_downsample", "KNN_LOCAL
 
 #: largest k served by the local-memory kNN kernel; larger k sorts distance rows instead
 KNN_LOCAL_MAX_K = ck.KNN_CAPACITIES[-1]
-#: threads per block of the one-thread-per-query kernels (knn, ball_query)
+#: threads per block of the one-thread-per-query kernels (knn, ball_query); small launches
+#: use one warp per block so that the few blocks spread over more multiprocessors
 QUERY_THREADS = 128
 #: elements of one distance-matrix chunk of the large-k kNN path (bounds device memory)
 KNN_CHUNK_ELEMS = 1 << 25
@@ -73,6 +74,13 @@ def _blocks(count: int, threads: int) -> int:
     return (count + threads - 1) // threads
 
 
+def _query_threads(m: int) -> int:
+    """Threads per block for ``m`` one-thread-per-query threads."""
+    if m >= QUERY_THREADS * 512:  # enough blocks to fill a large GPU at full block size
+        return QUERY_THREADS
+    return min(QUERY_THREADS, 32)
+
+
 def fps(points: Any, n_samples: int, start: int) -> Any:
     """Farthest point sampling on the device: indices of shape (n_samples,), int64.
 
@@ -102,10 +110,9 @@ def _knn_local(xp: Any, points: Any, queries: Any, k: int) -> tuple[Any, Any]:
     cap = next(c for c in ck.KNN_CAPACITIES if c >= k)
     stream, arg = _launch_setup(xp)
     kern = ck.knn_kernel(points.dtype, cap)
+    threads = _query_threads(m)
     with _quiet():
-        kern[_blocks(m, QUERY_THREADS), QUERY_THREADS, stream](
-            arg(points), arg(queries), arg(idx), arg(dist)
-        )
+        kern[_blocks(m, threads), threads, stream](arg(points), arg(queries), arg(idx), arg(dist))
     return idx, dist
 
 
@@ -156,8 +163,9 @@ def ball_query(points: Any, centers: Any, radius2: Any, k: int) -> Any:
         return out
     stream, arg = _launch_setup(xp)
     kern = ck.kernels(points.dtype).ball_query
+    threads = _query_threads(m)
     with _quiet():
-        kern[_blocks(m, QUERY_THREADS), QUERY_THREADS, stream](
+        kern[_blocks(m, threads), threads, stream](
             arg(points), arg(centers), points.dtype.type(radius2), arg(out)
         )
     return out
