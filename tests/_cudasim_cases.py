@@ -83,6 +83,17 @@ def test_fps_all_points_and_duplicates(dtype, monkeypatch):
     same(gpu.fps(pts[:1], 1, 0), np.array([0]))
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # simulated threads
+def test_overflowing_distances():
+    """float32 squared distances that overflow to inf tie like any other equal values."""
+    rng = np.random.default_rng(5)
+    pts = (rng.normal(size=(24, 3)) * 1e19).astype(np.float32)
+    with np.errstate(over="ignore"):
+        assert np.isinf(reference.sq_dist_to(pts, pts[0])).any()
+        same(*both(FPS, gpu.fps, points=pts, n_samples=10, start=0))
+        same(*both(KNN, gpu.knn, points=pts, queries=pts[:4], k=9))
+
+
 # --- knn ---------------------------------------------------------------------------------
 
 
