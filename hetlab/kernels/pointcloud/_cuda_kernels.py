@@ -13,6 +13,11 @@ the products therefore go through libdevice's ``__nv_fmul_rn``/``__nv_dmul_rn`` 
 rounded, never fused). Under the simulator the product is a plain NumPy multiply, which rounds
 the same way. Kernels are built once per dtype (and per kNN list capacity) by the factories
 below, so each compiled variant has a fixed dtype and fixed-size shared/local arrays.
+
+The distance expression is written out in each kernel rather than in a device function:
+Numba compiles device functions for the current GPU, which needs a driver, whereas whole
+kernels compile to PTX anywhere with ``numba.cuda.compile_ptx`` — that is how
+tests/test_pointcloud_cudasim.py checks every kernel for sm_90 (and for FMA) without a GPU.
 """
 
 from __future__ import annotations
