@@ -63,7 +63,7 @@ def _versions() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
     out = {}
-    for pkg in ("hetlab", "numba", "xarray", "cupy-cuda12x", "pynq"):
+    for pkg in ("hetlab", "numba", "xarray", "cupy-cuda12x", "cupy-cuda13x", "pynq"):
         try:
             out[f"version_{pkg.split('-')[0]}"] = version(pkg)
         except PackageNotFoundError:

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# One command for a machine with an NVIDIA GPU: checks hetlab's CuPy backend end to end.
+#
+#   scripts/gpu_check.sh            # from anywhere; uses python3 (or $PYTHON)
+#
+# Needs, already installed (no network is used): numpy, numba (+ numba-cuda where installed),
+# cupy (cupy-cuda12x or cupy-cuda13x), xarray, pandas, pytest, hypothesis. It
+#   1. records the environment (GPU, driver, versions)              -> env.txt
+#   2. makes the working tree importable: PYTHONPATH (GPU_CHECK_PIP=1: pip -e, no deps)
+#   3. runs tests/gpu (real GPU vs numpy reference), the cross-backend tests and the
+#      CUDA-simulator / PTX tests                                     -> pytest.log, junit.xml
+#   4. times fps and knn on numpy / numba / cupy with hl.compare      -> timing.log, *.nc|*.csv
+# Logs go to $OUT when set (the device tool's output folder), else ./gpu-check-logs.
+# Exit status: 0 all passed; 1 a test or the timing failed; 2 no usable GPU.
+set -u -o pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT" || exit 2
+PY="${PYTHON:-python3}"
+LOG="${OUT:-$ROOT/gpu-check-logs}"
+mkdir -p "$LOG"
+export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONDONTWRITEBYTECODE=1
+status=0
+
+echo "== environment" | tee "$LOG/env.txt"
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 || true
+  "$PY" - <<'EOF'
+import importlib, platform
+print("python", platform.python_version())
+for mod in ("numpy", "numba", "cupy", "xarray", "pandas", "pytest", "hypothesis"):
+    try:
+        m = importlib.import_module(mod)
+        print(f"{mod} {getattr(m, '__version__', '?')}")
+    except Exception as exc:
+        print(f"{mod} MISSING ({exc})")
+try:
+    import numba.cuda as nc
+    print("numba.cuda from", nc.__file__)
+except Exception as exc:
+    print("numba.cuda unusable:", exc)
+try:
+    import cupy
+    print("cuda runtime", cupy.cuda.runtime.runtimeGetVersion(),
+          "driver", cupy.cuda.runtime.driverGetVersion())
+except Exception as exc:
+    print("cupy runtime:", exc)
+EOF
+} 2>&1 | tee -a "$LOG/env.txt"
+
+echo "== install (no network)"
+# PYTHONPATH (set above) makes this tree's hetlab win without touching the environment;
+# GPU_CHECK_PIP=1 also installs it editable (pip -e --no-deps --no-build-isolation).
+if [ "${GPU_CHECK_PIP:-0}" = 1 ]; then
+  if "$PY" -m pip install --no-deps --no-build-isolation -e . >"$LOG/pip.log" 2>&1; then
+    echo "editable install done"
+  else
+    echo "pip install failed (see pip.log); PYTHONPATH=$ROOT still applies"
+  fi
+else
+  echo "PYTHONPATH=$ROOT (set GPU_CHECK_PIP=1 to pip install -e as well)"
+fi
+
+echo "== preflight"
+if ! "$PY" - <<'EOF' 2>&1 | tee "$LOG/preflight.log"
+import hetlab as hl
+print(hl.__file__)
+from hetlab.core.registry import get_backend
+get_backend("cupy").require()  # raises BackendUnavailable naming why
+print(get_backend("cupy").info())
+EOF
+then
+  echo "no usable GPU: see $LOG/preflight.log"
+  exit 2
+fi
+
+echo "== tests (log: $LOG/pytest.log)"
+"$PY" -m pytest -q -rA -p no:cacheprovider --junitxml="$LOG/junit.xml" \
+  tests/gpu tests/test_pointcloud.py tests/test_pointcloud_cudasim.py \
+  >"$LOG/pytest.log" 2>&1 || status=1
+tail -n 25 "$LOG/pytest.log"
+
+echo "== timing (log: $LOG/timing.log)"
+LOG="$LOG" "$PY" - <<'EOF' 2>&1 | tee "$LOG/timing.log"
+import importlib.util, os, sys
+import pandas as pd
+import hetlab as hl
+
+pd.set_option("display.width", 160)
+out = os.environ["LOG"]
+devices = ["numpy", "cupy"]
+if importlib.util.find_spec("hetlab.kernels.pointcloud.numba") is not None:
+    devices.insert(1, "numba")
+ok = True
+for kernel in (hl.fps, hl.knn):
+    ds = hl.compare(kernel, sizes=[10_000, 100_000], devices=devices, repeats=3, progress=False)
+    name = ds.attrs["kernel"]
+    print(f"\n{name}: {ds.attrs.get('description', '')}")
+    print(ds.hetlab.table().to_string())
+    print("speedup over numpy (median time):")
+    print(ds.hetlab.speedup("numpy").to_pandas().to_string())
+    ok &= bool(ds["verified"].all())
+    try:
+        hl.save(ds, os.path.join(out, f"{name}.nc"))
+    except Exception as exc:  # h5netcdf may be missing on GPU images
+        ds.hetlab.table().to_csv(os.path.join(out, f"{name}.csv"))
+        print(f"(netCDF not written: {type(exc).__name__}: {exc}; wrote {name}.csv)")
+sys.exit(0 if ok else 1)
+EOF
+[ $? -eq 0 ] || status=1
+
+echo "== done: status $status (logs in $LOG)"
+exit $status
