@@ -65,8 +65,11 @@ class CupyBackend(Backend):
 
         dev = cupy.cuda.Device()
         props = cupy.cuda.runtime.getDeviceProperties(dev.id)
-        # theoretical peak: memory clock (kHz) × 2 (DDR) × bus width (bytes)
-        bw = 2 * props["memoryClockRate"] * 1e3 * props["memoryBusWidth"] / 8 / 1e9
+        # theoretical peak: memory clock (kHz) × 2 (DDR) × bus width (bytes); CUDA 13 dropped
+        # memoryClockRate from the properties, then the figure is unknown (NaN)
+        clock_khz = props.get("memoryClockRate")
+        bw = (2 * clock_khz * 1e3 * props.get("memoryBusWidth", 0) / 8 / 1e9
+              if clock_khz else float("nan"))
         name = props["name"]
         return {
             "device_name": name.decode() if isinstance(name, bytes) else str(name),
