@@ -89,16 +89,13 @@ def fps_positions(tree, n_samples, start, rel, absm, out_pos):  # pragma: no cov
             touched += e - s
             best = -dtype_inf
             bp = s
-            for p in range(s, e):
+            for p in range(s, e):  # leaf positions are in index order: first max wins ties
                 dx = pts_t[p, 0] - qx
                 dy = pts_t[p, 1] - qy
                 dz = pts_t[p, 2] - qz
-                d = ((dx * dx) + dy * dy) + dz * dz
-                v = dist[p]
-                if d < v:
-                    v = d
-                    dist[p] = d
-                if v > best or (v == best and perm[p] < perm[bp]):
+                v = min(dist[p], ((dx * dx) + dy * dy) + dz * dz)
+                dist[p] = v
+                if v > best:
                     best = v
                     bp = p
             maxd[node] = best

@@ -12,7 +12,7 @@ a reverse sweep over ids visits children before parents):
 * ``minidx`` (nodes,) int64: the smallest original index in the node.
 
 Nodes split at the median position along the axis of largest extent until at most
-``leaf_size`` points remain.
+``leaf_size`` points remain; inside a leaf, positions follow the original index order.
 
 Exact pruning: a kernel may skip a node only when *every* distance it would compute there,
 in the points' dtype with ``((dx*dx) + dy*dy) + dz*dz``, is known to be at least (or above) a
@@ -62,28 +62,11 @@ def margins(dtype: np.dtype) -> tuple[float, float]:
 def box_lower_bound(box, node, q0, q1, q2, rel, absm):  # pragma: no cover - compiled
     """A float64 value ≤ the computed squared distance from (q0, q1, q2) to any point of
     ``node``; negative when the query lies inside the node's box."""
-    s = 0.0
-    t = box[node, 0] - q0
-    if t > 0.0:
-        s += t * t
-    else:
-        t = q0 - box[node, 3]
-        if t > 0.0:
-            s += t * t
-    t = box[node, 1] - q1
-    if t > 0.0:
-        s += t * t
-    else:
-        t = q1 - box[node, 4]
-        if t > 0.0:
-            s += t * t
-    t = box[node, 2] - q2
-    if t > 0.0:
-        s += t * t
-    else:
-        t = q2 - box[node, 5]
-        if t > 0.0:
-            s += t * t
+    # branch-free: the gap along an axis is max(lo - q, q - hi, 0)
+    g0 = max(max(box[node, 0] - q0, q0 - box[node, 3]), 0.0)
+    g1 = max(max(box[node, 1] - q1, q1 - box[node, 4]), 0.0)
+    g2 = max(max(box[node, 2] - q2, q2 - box[node, 5]), 0.0)
+    s = (g0 * g0 + g1 * g1) + g2 * g2
     s = s * (1.0 - rel) - absm
     if s > _F64_MAX:  # overflow in float64: still a valid bound, but keep it finite
         s = _F64_MAX
@@ -135,6 +118,28 @@ def _select(perm, w, axis, lo, hi, kth):  # pragma: no cover - compiled
 
 
 @numba.njit(**JIT_OPTIONS)
+def _sort_leaf(perm, w, s, e):  # pragma: no cover - compiled
+    """Insertion-sort rows ``s:e`` of ``w`` and ``perm`` by original index (ties in a leaf
+    then resolve by position)."""
+    for a in range(s + 1, e):
+        i = perm[a]
+        x = w[a, 0]
+        y = w[a, 1]
+        z = w[a, 2]
+        b = a
+        while b > s and perm[b - 1] > i:
+            perm[b] = perm[b - 1]
+            w[b, 0] = w[b - 1, 0]
+            w[b, 1] = w[b - 1, 1]
+            w[b, 2] = w[b - 1, 2]
+            b -= 1
+        perm[b] = i
+        w[b, 0] = x
+        w[b, 1] = y
+        w[b, 2] = z
+
+
+@numba.njit(**JIT_OPTIONS)
 def _build(pts, leaf_size):  # pragma: no cover - compiled
     n = pts.shape[0]
     cap = 2 * n  # a binary tree with ≥ 1 point per leaf has < 2n nodes
@@ -182,6 +187,7 @@ def _build(pts, leaf_size):  # pragma: no cover - compiled
         if e - s <= leaf_size:
             left[node] = -1
             right[node] = -1
+            _sort_leaf(perm, w, s, e)
             continue
         ext0 = hi0 - lo0
         ext1 = hi1 - lo1

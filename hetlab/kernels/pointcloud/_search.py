@@ -28,7 +28,7 @@ _CHUNK = 256  # queries per parallel chunk
 
 
 @numba.njit(**JIT_OPTIONS)
-def _knn_one(tree, qx, qy, qz, k, rel, absm, out_i, out_d, row, stack):  # pragma: no cover
+def _knn_one(tree, qx, qy, qz, k, rel, absm, out_i, out_d, row, stack, lbs):  # pragma: no cover
     perm, pts_t, box, first, last, left, right, _ = tree
     inf = out_d.dtype.type(np.inf)
     for j in range(k):
@@ -40,23 +40,29 @@ def _knn_one(tree, qx, qy, qz, k, rel, absm, out_i, out_d, row, stack):  # pragm
     wd = inf  # current k-th (worst kept) distance and index
     wi = np.iinfo(np.int64).max
     stack[0] = 0
+    lbs[0] = box_lower_bound(box, 0, q0, q1, q2, rel, absm)
     sp = 1
     while sp > 0:
         sp -= 1
         node = stack[sp]
-        if box_lower_bound(box, node, q0, q1, q2, rel, absm) > wd:
+        if lbs[sp] > wd:
             continue
         lc = left[node]
         if lc >= 0:
             rc = right[node]
+            bl = box_lower_bound(box, lc, q0, q1, q2, rel, absm)
+            br = box_lower_bound(box, rc, q0, q1, q2, rel, absm)
             # visit the nearer child first (pushed last)
-            if (box_lower_bound(box, lc, q0, q1, q2, 0.0, 0.0)
-                    <= box_lower_bound(box, rc, q0, q1, q2, 0.0, 0.0)):
+            if bl <= br:
                 stack[sp] = rc
+                lbs[sp] = br
                 stack[sp + 1] = lc
+                lbs[sp + 1] = bl
             else:
                 stack[sp] = lc
+                lbs[sp] = bl
                 stack[sp + 1] = rc
+                lbs[sp + 1] = br
             sp += 2
             continue
         for p in range(first[node], last[node]):
@@ -88,9 +94,10 @@ def _knn_all(tree, queries, k, rel, absm, out_i, out_d):  # pragma: no cover - c
     chunks = (m + _CHUNK - 1) // _CHUNK
     for c in numba.prange(chunks):
         stack = np.empty(STACK_SIZE, dtype=np.int64)
+        lbs = np.empty(STACK_SIZE, dtype=np.float64)
         for r in range(c * _CHUNK, min(m, (c + 1) * _CHUNK)):
             _knn_one(tree, queries[r, 0], queries[r, 1], queries[r, 2], k, rel, absm,
-                     out_i, out_d, r, stack)
+                     out_i, out_d, r, stack, lbs)
 
 
 def knn_tree(tree: KDTree, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
