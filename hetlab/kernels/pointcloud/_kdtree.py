@@ -140,58 +140,79 @@ def _sort_leaf(perm, w, s, e):  # pragma: no cover - compiled
 
 
 @numba.njit(**JIT_OPTIONS)
-def _build(pts, leaf_size):  # pragma: no cover - compiled
-    n = pts.shape[0]
-    cap = 2 * n  # a binary tree with ≥ 1 point per leaf has < 2n nodes
-    perm = np.arange(n)
-    w = pts.copy()  # the points, reordered along with perm (sequential scans)
-    box = np.empty((cap, 6), dtype=np.float64)
-    first = np.empty(cap, dtype=np.int64)
-    last = np.empty(cap, dtype=np.int64)
-    left = np.empty(cap, dtype=np.int64)
-    right = np.empty(cap, dtype=np.int64)
-    minidx = np.empty(cap, dtype=np.int64)
+def n_nodes(c, leaf_size):  # pragma: no cover - compiled
+    """Nodes of the tree over ``c ≥ 1`` points: 2 · leaves − 1 (sizes halve exactly, so each
+    level holds at most two distinct sizes, ``a`` and ``a + 1``)."""
+    a = c
+    ca = 1  # nodes of size a
+    cb = 0  # nodes of size a + 1
+    leaves = 0
+    while ca + cb > 0:
+        half = a // 2
+        nca = 0
+        ncb = 0
+        if a <= leaf_size:
+            leaves += ca
+        else:
+            for h in (a // 2, a - a // 2):
+                if h == half:
+                    nca += ca
+                else:
+                    ncb += ca
+        if cb > 0:
+            if a + 1 <= leaf_size:
+                leaves += cb
+            else:
+                for h in ((a + 1) // 2, a + 1 - (a + 1) // 2):
+                    if h == half:
+                        nca += cb
+                    else:
+                        ncb += cb
+        a = half
+        ca = nca
+        cb = ncb
+    return 2 * leaves - 1
+
+
+@numba.njit(**JIT_OPTIONS)
+def _grow(perm, w, first, last, left, right, nbox, root, leaf_size, max_depth, pend,
+          seen):  # pragma: no cover - compiled
+    """Split the subtree at ``root`` (its ``first``/``last``/``nbox`` set) depth first.
+
+    Node ids are preorder (left child ``node + 1``, right child after the whole left
+    subtree), so every subtree owns a contiguous id range. Nodes at ``max_depth`` that still
+    need splitting go to ``pend``; processed nodes go to ``seen`` when it has room. The split
+    axis is the longest side of the *nominal* box (the parent's, cut at the median).
+    Returns (pending count, seen count).
+    """
     stack = np.empty(STACK_SIZE, dtype=np.int64)
-    first[0] = 0
-    last[0] = n
-    nodes = 1
-    stack[0] = 0
+    depth = np.empty(STACK_SIZE, dtype=np.int64)
+    stack[0] = root
+    depth[0] = 0
     sp = 1
+    npend = 0
+    nseen = 0
     while sp > 0:
         sp -= 1
         node = stack[sp]
+        dep = depth[sp]
         s = first[node]
         e = last[node]
-        lo0 = lo1 = lo2 = np.inf
-        hi0 = hi1 = hi2 = -np.inf
-        mi = n
-        for p in range(s, e):
-            i = perm[p]
-            x = np.float64(w[p, 0])
-            y = np.float64(w[p, 1])
-            z = np.float64(w[p, 2])
-            lo0 = min(lo0, x)
-            hi0 = max(hi0, x)
-            lo1 = min(lo1, y)
-            hi1 = max(hi1, y)
-            lo2 = min(lo2, z)
-            hi2 = max(hi2, z)
-            mi = min(mi, i)
-        box[node, 0] = lo0
-        box[node, 1] = lo1
-        box[node, 2] = lo2
-        box[node, 3] = hi0
-        box[node, 4] = hi1
-        box[node, 5] = hi2
-        minidx[node] = mi
+        if e - s > leaf_size and dep == max_depth:
+            pend[npend] = node
+            npend += 1
+            continue
+        if nseen < seen.shape[0]:
+            seen[nseen] = node
+            nseen += 1
         if e - s <= leaf_size:
             left[node] = -1
             right[node] = -1
             _sort_leaf(perm, w, s, e)
             continue
-        ext0 = hi0 - lo0
-        ext1 = hi1 - lo1
-        ext2 = hi2 - lo2
+        ext0 = nbox[node, 3] - nbox[node, 0]
+        ext1 = nbox[node, 4] - nbox[node, 1]
+        ext2 = nbox[node, 5] - nbox[node, 2]
         axis = 0
         if ext1 > ext0 and ext1 >= ext2:
             axis = 1
@@ -199,24 +220,104 @@ def _build(pts, leaf_size):  # pragma: no cover - compiled
             axis = 2
         m = (s + e) >> 1
         _select(perm, w, axis, s, e, m)
-        lc = nodes
-        rc = nodes + 1
-        nodes += 2
+        lc = node + 1
+        rc = node + 1 + n_nodes(m - s, leaf_size)
         first[lc] = s
         last[lc] = m
         first[rc] = m
         last[rc] = e
         left[node] = lc
         right[node] = rc
+        cut = np.float64(w[m, axis])
+        for c in range(6):
+            nbox[lc, c] = nbox[node, c]
+            nbox[rc, c] = nbox[node, c]
+        nbox[lc, 3 + axis] = cut
+        nbox[rc, axis] = cut
         stack[sp] = rc
+        depth[sp] = dep + 1
         stack[sp + 1] = lc
+        depth[sp + 1] = dep + 1
         sp += 2
-    return (perm, w, box[:nodes], first[:nodes], last[:nodes], left[:nodes],
-            right[:nodes], minidx[:nodes])
+    return npend, nseen
 
 
-def build(points: np.ndarray, leaf_size: int = 16) -> KDTree:
-    """Build the tree of a contiguous (n ≥ 1, 3) float32/float64 cloud."""
+@numba.njit(**JIT_OPTIONS)
+def _tighten(perm, w, first, last, left, right, box, minidx, node):  # pragma: no cover
+    """Tight float64 box and smallest index of ``node`` (its children already done)."""
+    lc = left[node]
+    if lc >= 0:
+        rc = right[node]
+        for c in range(3):
+            box[node, c] = min(box[lc, c], box[rc, c])
+            box[node, 3 + c] = max(box[lc, 3 + c], box[rc, 3 + c])
+        minidx[node] = min(minidx[lc], minidx[rc])
+        return
+    s = first[node]
+    lo0 = lo1 = lo2 = np.inf
+    hi0 = hi1 = hi2 = -np.inf
+    for p in range(s, last[node]):
+        x = np.float64(w[p, 0])
+        y = np.float64(w[p, 1])
+        z = np.float64(w[p, 2])
+        lo0 = min(lo0, x)
+        hi0 = max(hi0, x)
+        lo1 = min(lo1, y)
+        hi1 = max(hi1, y)
+        lo2 = min(lo2, z)
+        hi2 = max(hi2, z)
+    box[node, 0] = lo0
+    box[node, 1] = lo1
+    box[node, 2] = lo2
+    box[node, 3] = hi0
+    box[node, 4] = hi1
+    box[node, 5] = hi2
+    minidx[node] = perm[s]  # leaves are in index order
+
+
+@numba.njit(parallel=True, **JIT_OPTIONS)
+def _build(pts, leaf_size, top_depth):  # pragma: no cover - compiled
+    n = pts.shape[0]
+    nodes = n_nodes(n, leaf_size)
+    perm = np.arange(n)
+    w = pts.copy()  # the points, reordered along with perm (sequential scans)
+    box = np.empty((nodes, 6), dtype=np.float64)
+    nbox = np.empty((nodes, 6), dtype=np.float64)
+    first = np.empty(nodes, dtype=np.int64)
+    last = np.empty(nodes, dtype=np.int64)
+    left = np.empty(nodes, dtype=np.int64)
+    right = np.empty(nodes, dtype=np.int64)
+    minidx = np.empty(nodes, dtype=np.int64)
+    first[0] = 0
+    last[0] = n
+    for c in range(3):
+        nbox[0, c] = np.float64(pts[:, c].min())
+        nbox[0, 3 + c] = np.float64(pts[:, c].max())
+    # top levels serially, then one task per pending subtree
+    pend = np.empty(1 << top_depth, dtype=np.int64)
+    seen = np.empty(1 << (top_depth + 1), dtype=np.int64)
+    npend, nseen = _grow(perm, w, first, last, left, right, nbox, 0, leaf_size, top_depth,
+                         pend, seen)
+    for j in numba.prange(npend):
+        root = pend[j]
+        none = np.empty(0, dtype=np.int64)
+        _grow(perm, w, first, last, left, right, nbox, root, leaf_size, -1, none, none)
+        end = root + n_nodes(last[root] - first[root], leaf_size)
+        for node in range(end - 1, root - 1, -1):
+            _tighten(perm, w, first, last, left, right, box, minidx, node)
+    for j in range(nseen - 1, -1, -1):
+        _tighten(perm, w, first, last, left, right, box, minidx, seen[j])
+    return perm, w, box, first, last, left, right, minidx
+
+
+def build(points: np.ndarray, leaf_size: int = 16, top_depth: int | None = None) -> KDTree:
+    """Build the tree of a contiguous (n ≥ 1, 3) float32/float64 cloud.
+
+    The top ``top_depth`` levels are split serially, the subtrees below them in parallel
+    (default: one subtree per numba thread).
+    """
     if leaf_size < 1:
         raise ValueError(f"build: leaf_size must be ≥ 1; got {leaf_size}.")
-    return KDTree(*_build(points, leaf_size))
+    if top_depth is None:
+        top_depth = max(1, (numba.get_num_threads() - 1).bit_length())
+    return KDTree(*_build(points, leaf_size, top_depth))
