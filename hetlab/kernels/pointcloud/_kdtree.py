@@ -275,8 +275,10 @@ def _tighten(perm, w, first, last, left, right, box, minidx, node):  # pragma: n
     minidx[node] = perm[s]  # leaves are in index order
 
 
-@numba.njit(parallel=True, **JIT_OPTIONS)
-def _build(pts, leaf_size, top_depth):  # pragma: no cover - compiled
+@numba.njit(**JIT_OPTIONS)
+def _build_top(pts, leaf_size, top_depth):  # pragma: no cover - compiled
+    """Allocate the tree and split its top ``top_depth`` levels; returns the arrays plus the
+    pending subtree roots and the nodes processed so far."""
     n = pts.shape[0]
     nodes = n_nodes(n, leaf_size)
     perm = np.arange(n)
@@ -293,31 +295,64 @@ def _build(pts, leaf_size, top_depth):  # pragma: no cover - compiled
     for c in range(3):
         nbox[0, c] = np.float64(pts[:, c].min())
         nbox[0, 3 + c] = np.float64(pts[:, c].max())
-    # top levels serially, then one task per pending subtree
     pend = np.empty(1 << top_depth, dtype=np.int64)
-    seen = np.empty(1 << (top_depth + 1), dtype=np.int64)
+    seen = np.empty(1 << (top_depth + 1), dtype=np.int64)  # ≥ nodes at depth ≤ top_depth
     npend, nseen = _grow(perm, w, first, last, left, right, nbox, 0, leaf_size, top_depth,
                          pend, seen)
-    for j in numba.prange(npend):
-        root = pend[j]
-        none = np.empty(0, dtype=np.int64)
-        _grow(perm, w, first, last, left, right, nbox, root, leaf_size, -1, none, none)
-        end = root + n_nodes(last[root] - first[root], leaf_size)
-        for node in range(end - 1, root - 1, -1):
-            _tighten(perm, w, first, last, left, right, box, minidx, node)
-    for j in range(nseen - 1, -1, -1):
+    return perm, w, box, nbox, first, last, left, right, minidx, pend[:npend], seen[:nseen]
+
+
+@numba.njit(**JIT_OPTIONS)
+def _build_subtree(perm, w, box, nbox, first, last, left, right, minidx, root,
+                   leaf_size):  # pragma: no cover - compiled
+    """Split and tighten the whole subtree at ``root`` (a contiguous id range)."""
+    none = np.empty(0, dtype=np.int64)
+    _grow(perm, w, first, last, left, right, nbox, root, leaf_size, -1, none, none)
+    end = root + n_nodes(last[root] - first[root], leaf_size)
+    for node in range(end - 1, root - 1, -1):
+        _tighten(perm, w, first, last, left, right, box, minidx, node)
+
+
+@numba.njit(**JIT_OPTIONS)
+def _build_serial(pts, leaf_size):  # pragma: no cover - compiled
+    perm, w, box, nbox, first, last, left, right, minidx, pend, seen = _build_top(
+        pts, leaf_size, 0)
+    for root in pend:
+        _build_subtree(perm, w, box, nbox, first, last, left, right, minidx, root, leaf_size)
+    for j in range(seen.shape[0] - 1, -1, -1):
         _tighten(perm, w, first, last, left, right, box, minidx, seen[j])
     return perm, w, box, first, last, left, right, minidx
 
 
-def build(points: np.ndarray, leaf_size: int = 16, top_depth: int | None = None) -> KDTree:
+@numba.njit(parallel=True, **JIT_OPTIONS)
+def _build_parallel(pts, leaf_size, top_depth):  # pragma: no cover - compiled
+    perm, w, box, nbox, first, last, left, right, minidx, pend, seen = _build_top(
+        pts, leaf_size, top_depth)
+    for j in numba.prange(pend.shape[0]):
+        _build_subtree(perm, w, box, nbox, first, last, left, right, minidx, pend[j],
+                       leaf_size)
+    for j in range(seen.shape[0] - 1, -1, -1):
+        _tighten(perm, w, first, last, left, right, box, minidx, seen[j])
+    return perm, w, box, first, last, left, right, minidx
+
+
+#: below this many points the build runs on one thread (a parallel region costs more)
+PARALLEL_MIN_POINTS = 50_000
+
+
+def build(points: np.ndarray, leaf_size: int = 16, *, parallel: bool | None = None) -> KDTree:
     """Build the tree of a contiguous (n ≥ 1, 3) float32/float64 cloud.
 
-    The top ``top_depth`` levels are split serially, the subtrees below them in parallel
-    (default: one subtree per numba thread).
+    ``parallel`` (default: n ≥ :data:`PARALLEL_MIN_POINTS` and more than one numba thread)
+    splits the top levels serially, one per doubling of the thread count, then builds the
+    subtrees below them in parallel. Both ways give the same tree.
     """
     if leaf_size < 1:
         raise ValueError(f"build: leaf_size must be ≥ 1; got {leaf_size}.")
-    if top_depth is None:
-        top_depth = max(1, (numba.get_num_threads() - 1).bit_length())
-    return KDTree(*_build(points, leaf_size, top_depth))
+    threads = numba.get_num_threads()
+    if parallel is None:
+        parallel = threads > 1 and points.shape[0] >= PARALLEL_MIN_POINTS
+    if not parallel:
+        return KDTree(*_build_serial(points, leaf_size))
+    top_depth = max(1, (threads - 1).bit_length())
+    return KDTree(*_build_parallel(points, leaf_size, top_depth))

@@ -11,7 +11,8 @@ enter the result:
   skips a node when its bound is ≥ radius², or when the row is full and the node's smallest
   index is above every kept index.
 
-Queries are split into chunks (``prange``); each chunk allocates its stack once.
+Queries are split into chunks, run in parallel (``prange``) when there are enough of them;
+each chunk allocates its stack once.
 """
 
 from __future__ import annotations
@@ -25,6 +26,12 @@ from ._kdtree import STACK_SIZE, KDTree, box_lower_bound, margins
 __all__ = ["knn_tree", "ball_query_tree"]
 
 _CHUNK = 256  # queries per parallel chunk
+#: fewer queries than this run on one thread (a parallel region costs more than it saves)
+PARALLEL_MIN_QUERIES = 2048
+
+
+def _use_threads(m: int) -> bool:
+    return m >= PARALLEL_MIN_QUERIES and numba.get_num_threads() > 1
 
 
 @numba.njit(**JIT_OPTIONS)
@@ -88,16 +95,25 @@ def _knn_one(tree, qx, qy, qz, k, rel, absm, out_i, out_d, row, stack, lbs):  # 
             wi = out_i[row, k - 1]
 
 
+@numba.njit(**JIT_OPTIONS)
+def _knn_chunk(tree, queries, k, rel, absm, out_i, out_d, c):  # pragma: no cover - compiled
+    stack = np.empty(STACK_SIZE, dtype=np.int64)
+    lbs = np.empty(STACK_SIZE, dtype=np.float64)
+    for r in range(c * _CHUNK, min(queries.shape[0], (c + 1) * _CHUNK)):
+        _knn_one(tree, queries[r, 0], queries[r, 1], queries[r, 2], k, rel, absm,
+                 out_i, out_d, r, stack, lbs)
+
+
 @numba.njit(parallel=True, **JIT_OPTIONS)
-def _knn_all(tree, queries, k, rel, absm, out_i, out_d):  # pragma: no cover - compiled
-    m = queries.shape[0]
-    chunks = (m + _CHUNK - 1) // _CHUNK
-    for c in numba.prange(chunks):
-        stack = np.empty(STACK_SIZE, dtype=np.int64)
-        lbs = np.empty(STACK_SIZE, dtype=np.float64)
-        for r in range(c * _CHUNK, min(m, (c + 1) * _CHUNK)):
-            _knn_one(tree, queries[r, 0], queries[r, 1], queries[r, 2], k, rel, absm,
-                     out_i, out_d, r, stack, lbs)
+def _knn_parallel(tree, queries, k, rel, absm, out_i, out_d):  # pragma: no cover - compiled
+    for c in numba.prange((queries.shape[0] + _CHUNK - 1) // _CHUNK):
+        _knn_chunk(tree, queries, k, rel, absm, out_i, out_d, c)
+
+
+@numba.njit(**JIT_OPTIONS)
+def _knn_serial(tree, queries, k, rel, absm, out_i, out_d):  # pragma: no cover - compiled
+    for c in range((queries.shape[0] + _CHUNK - 1) // _CHUNK):
+        _knn_chunk(tree, queries, k, rel, absm, out_i, out_d, c)
 
 
 def knn_tree(tree: KDTree, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -106,8 +122,10 @@ def knn_tree(tree: KDTree, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.
     m = queries.shape[0]
     out_i = np.empty((m, k), dtype=np.int64)
     out_d = np.empty((m, k), dtype=tree.pts_t.dtype)
-    if m:
-        _knn_all(tree, queries, k, rel, absm, out_i, out_d)
+    if _use_threads(m):
+        _knn_parallel(tree, queries, k, rel, absm, out_i, out_d)
+    elif m:
+        _knn_serial(tree, queries, k, rel, absm, out_i, out_d)
     return out_i, out_d
 
 
@@ -163,15 +181,24 @@ def _ball_one(tree, qx, qy, qz, r2, r2_64, k, rel, absm, out, row, stack):  # pr
             out[row, j] = out[row, 0]
 
 
+@numba.njit(**JIT_OPTIONS)
+def _ball_chunk(tree, centers, r2, r2_64, k, rel, absm, out, c):  # pragma: no cover
+    stack = np.empty(STACK_SIZE, dtype=np.int64)
+    for r in range(c * _CHUNK, min(centers.shape[0], (c + 1) * _CHUNK)):
+        _ball_one(tree, centers[r, 0], centers[r, 1], centers[r, 2], r2, r2_64, k, rel,
+                  absm, out, r, stack)
+
+
 @numba.njit(parallel=True, **JIT_OPTIONS)
-def _ball_all(tree, centers, r2, r2_64, k, rel, absm, out):  # pragma: no cover - compiled
-    m = centers.shape[0]
-    chunks = (m + _CHUNK - 1) // _CHUNK
-    for c in numba.prange(chunks):
-        stack = np.empty(STACK_SIZE, dtype=np.int64)
-        for r in range(c * _CHUNK, min(m, (c + 1) * _CHUNK)):
-            _ball_one(tree, centers[r, 0], centers[r, 1], centers[r, 2], r2, r2_64, k, rel,
-                      absm, out, r, stack)
+def _ball_parallel(tree, centers, r2, r2_64, k, rel, absm, out):  # pragma: no cover
+    for c in numba.prange((centers.shape[0] + _CHUNK - 1) // _CHUNK):
+        _ball_chunk(tree, centers, r2, r2_64, k, rel, absm, out, c)
+
+
+@numba.njit(**JIT_OPTIONS)
+def _ball_serial(tree, centers, r2, r2_64, k, rel, absm, out):  # pragma: no cover
+    for c in range((centers.shape[0] + _CHUNK - 1) // _CHUNK):
+        _ball_chunk(tree, centers, r2, r2_64, k, rel, absm, out, c)
 
 
 def ball_query_tree(tree: KDTree, centers: np.ndarray, radius2, k: int) -> np.ndarray:
@@ -180,6 +207,9 @@ def ball_query_tree(tree: KDTree, centers: np.ndarray, radius2, k: int) -> np.nd
     rel, absm = margins(tree.pts_t.dtype)
     r2 = tree.pts_t.dtype.type(radius2)
     out = np.empty((centers.shape[0], k), dtype=np.int64)
-    if centers.shape[0]:
-        _ball_all(tree, centers, r2, float(r2), k, rel, absm, out)
+    m = centers.shape[0]
+    if _use_threads(m):
+        _ball_parallel(tree, centers, r2, float(r2), k, rel, absm, out)
+    elif m:
+        _ball_serial(tree, centers, r2, float(r2), k, rel, absm, out)
     return out

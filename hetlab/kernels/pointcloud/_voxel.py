@@ -16,11 +16,11 @@ from ...backends.numba import JIT_OPTIONS
 __all__ = ["voxel_downsample_sorted"]
 
 
-@numba.njit(parallel=True, **JIT_OPTIONS)
+@numba.njit(**JIT_OPTIONS)
 def _keys(points, voxel_size):  # pragma: no cover - compiled
     n = points.shape[0]
     keys = np.empty((n, 3), dtype=np.int64)
-    for i in numba.prange(n):
+    for i in range(n):
         for c in range(3):
             keys[i, c] = np.int64(np.floor(np.float64(points[i, c]) / voxel_size))
     return keys
