@@ -89,15 +89,21 @@ def fps_positions(tree, n_samples, start, rel, absm, out_pos):  # pragma: no cov
             touched += e - s
             best = -dtype_inf
             bp = s
-            for p in range(s, e):  # leaf positions are in index order: first max wins ties
+            tie = False
+            for p in range(s, e):
                 dx = pts_t[p, 0] - qx
                 dy = pts_t[p, 1] - qy
                 dz = pts_t[p, 2] - qz
                 v = min(dist[p], ((dx * dx) + dy * dy) + dz * dz)
                 dist[p] = v
+                tie |= v == best
                 if v > best:
                     best = v
                     bp = p
+            if tie:  # the maximum may occur twice: the lowest original index wins
+                for p in range(bp + 1, e):
+                    if dist[p] == best and perm[p] < perm[bp]:
+                        bp = p
             maxd[node] = best
             argp[node] = bp
         for j in range(nv - 1, -1, -1):

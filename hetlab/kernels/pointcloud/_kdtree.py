@@ -11,8 +11,8 @@ a reverse sweep over ids visits children before parents):
 * ``left``/``right`` (nodes,) int64: children, ``-1`` for a leaf;
 * ``minidx`` (nodes,) int64: the smallest original index in the node.
 
-Nodes split at the median position along the axis of largest extent until at most
-``leaf_size`` points remain; inside a leaf, positions follow the original index order.
+Nodes split near the median of their longest side until at most ``leaf_size`` points
+remain (:mod:`._kdsplit`); every child holds at most 3/4 of its parent.
 
 Exact pruning: a kernel may skip a node only when *every* distance it would compute there,
 in the points' dtype with ``((dx*dx) + dy*dy) + dz*dz``, is known to be at least (or above) a
@@ -29,11 +29,9 @@ import numba
 import numpy as np
 
 from ...backends.numba import JIT_OPTIONS
+from ._kdsplit import STACK_SIZE, grow, tighten
 
 __all__ = ["KDTree", "build", "box_lower_bound", "margins", "STACK_SIZE"]
-
-#: explicit traversal stacks hold this many node ids (depth ≤ 63 for any n < 2**63)
-STACK_SIZE = 256
 
 _F64_MAX = float(np.finfo(np.float64).max)
 
@@ -74,266 +72,110 @@ def box_lower_bound(box, node, q0, q1, q2, rel, absm):  # pragma: no cover - com
 
 
 @numba.njit(**JIT_OPTIONS)
-def _select(perm, w, axis, lo, hi, kth):  # pragma: no cover - compiled
-    """Reorder rows ``lo:hi`` of ``w`` (and ``perm`` alike) so row ``kth`` has no larger key
-    (column ``axis``) above it and no smaller key below it (Hoare quickselect, median of
-    three; fine with many equal keys)."""
-    left = lo
-    right = hi - 1
-    while right > left:
-        mid = (left + right) >> 1
-        a = w[left, axis]
-        b = w[mid, axis]
-        c = w[right, axis]
-        if a > b:
-            a, b = b, a
-        if b > c:
-            b = c
-            if a > b:
-                b = a
-        pivot = b
-        i = left
-        j = right
-        while i <= j:
-            while w[i, axis] < pivot:
-                i += 1
-            while w[j, axis] > pivot:
-                j -= 1
-            if i <= j:
-                tmp = perm[i]
-                perm[i] = perm[j]
-                perm[j] = tmp
-                for c3 in range(3):
-                    t = w[i, c3]
-                    w[i, c3] = w[j, c3]
-                    w[j, c3] = t
-                i += 1
-                j -= 1
-        if kth <= j:
-            right = j
-        elif kth >= i:
-            left = i
-        else:
-            return
-
-
-@numba.njit(**JIT_OPTIONS)
-def _sort_leaf(perm, w, s, e):  # pragma: no cover - compiled
-    """Insertion-sort rows ``s:e`` of ``w`` and ``perm`` by original index (ties in a leaf
-    then resolve by position)."""
-    for a in range(s + 1, e):
-        i = perm[a]
-        x = w[a, 0]
-        y = w[a, 1]
-        z = w[a, 2]
-        b = a
-        while b > s and perm[b - 1] > i:
-            perm[b] = perm[b - 1]
-            w[b, 0] = w[b - 1, 0]
-            w[b, 1] = w[b - 1, 1]
-            w[b, 2] = w[b - 1, 2]
-            b -= 1
-        perm[b] = i
-        w[b, 0] = x
-        w[b, 1] = y
-        w[b, 2] = z
-
-
-@numba.njit(**JIT_OPTIONS)
-def n_nodes(c, leaf_size):  # pragma: no cover - compiled
-    """Nodes of the tree over ``c ≥ 1`` points: 2 · leaves − 1 (sizes halve exactly, so each
-    level holds at most two distinct sizes, ``a`` and ``a + 1``)."""
-    a = c
-    ca = 1  # nodes of size a
-    cb = 0  # nodes of size a + 1
-    leaves = 0
-    while ca + cb > 0:
-        half = a // 2
-        nca = 0
-        ncb = 0
-        if a <= leaf_size:
-            leaves += ca
-        else:
-            for h in (a // 2, a - a // 2):
-                if h == half:
-                    nca += ca
-                else:
-                    ncb += ca
-        if cb > 0:
-            if a + 1 <= leaf_size:
-                leaves += cb
-            else:
-                for h in ((a + 1) // 2, a + 1 - (a + 1) // 2):
-                    if h == half:
-                        nca += cb
-                    else:
-                        ncb += cb
-        a = half
-        ca = nca
-        cb = ncb
-    return 2 * leaves - 1
-
-
-@numba.njit(**JIT_OPTIONS)
-def _grow(perm, w, first, last, left, right, nbox, root, leaf_size, max_depth, pend,
-          seen):  # pragma: no cover - compiled
-    """Split the subtree at ``root`` (its ``first``/``last``/``nbox`` set) depth first.
-
-    Node ids are preorder (left child ``node + 1``, right child after the whole left
-    subtree), so every subtree owns a contiguous id range. Nodes at ``max_depth`` that still
-    need splitting go to ``pend``; processed nodes go to ``seen`` when it has room. The split
-    axis is the longest side of the *nominal* box (the parent's, cut at the median).
-    Returns (pending count, seen count).
-    """
-    stack = np.empty(STACK_SIZE, dtype=np.int64)
-    depth = np.empty(STACK_SIZE, dtype=np.int64)
-    stack[0] = root
-    depth[0] = 0
-    sp = 1
-    npend = 0
-    nseen = 0
-    while sp > 0:
-        sp -= 1
-        node = stack[sp]
-        dep = depth[sp]
-        s = first[node]
-        e = last[node]
-        if e - s > leaf_size and dep == max_depth:
-            pend[npend] = node
-            npend += 1
-            continue
-        if nseen < seen.shape[0]:
-            seen[nseen] = node
-            nseen += 1
-        if e - s <= leaf_size:
-            left[node] = -1
-            right[node] = -1
-            _sort_leaf(perm, w, s, e)
-            continue
-        ext0 = nbox[node, 3] - nbox[node, 0]
-        ext1 = nbox[node, 4] - nbox[node, 1]
-        ext2 = nbox[node, 5] - nbox[node, 2]
-        axis = 0
-        if ext1 > ext0 and ext1 >= ext2:
-            axis = 1
-        elif ext2 > ext0 and ext2 > ext1:
-            axis = 2
-        m = (s + e) >> 1
-        _select(perm, w, axis, s, e, m)
-        lc = node + 1
-        rc = node + 1 + n_nodes(m - s, leaf_size)
-        first[lc] = s
-        last[lc] = m
-        first[rc] = m
-        last[rc] = e
-        left[node] = lc
-        right[node] = rc
-        cut = np.float64(w[m, axis])
-        for c in range(6):
-            nbox[lc, c] = nbox[node, c]
-            nbox[rc, c] = nbox[node, c]
-        nbox[lc, 3 + axis] = cut
-        nbox[rc, axis] = cut
-        stack[sp] = rc
-        depth[sp] = dep + 1
-        stack[sp + 1] = lc
-        depth[sp + 1] = dep + 1
-        sp += 2
-    return npend, nseen
-
-
-@numba.njit(**JIT_OPTIONS)
-def _tighten(perm, w, first, last, left, right, box, minidx, node):  # pragma: no cover
-    """Tight float64 box and smallest index of ``node`` (its children already done)."""
-    lc = left[node]
-    if lc >= 0:
-        rc = right[node]
-        for c in range(3):
-            box[node, c] = min(box[lc, c], box[rc, c])
-            box[node, 3 + c] = max(box[lc, 3 + c], box[rc, 3 + c])
-        minidx[node] = min(minidx[lc], minidx[rc])
-        return
-    s = first[node]
-    lo0 = lo1 = lo2 = np.inf
-    hi0 = hi1 = hi2 = -np.inf
-    for p in range(s, last[node]):
-        x = np.float64(w[p, 0])
-        y = np.float64(w[p, 1])
-        z = np.float64(w[p, 2])
-        lo0 = min(lo0, x)
-        hi0 = max(hi0, x)
-        lo1 = min(lo1, y)
-        hi1 = max(hi1, y)
-        lo2 = min(lo2, z)
-        hi2 = max(hi2, z)
-    box[node, 0] = lo0
-    box[node, 1] = lo1
-    box[node, 2] = lo2
-    box[node, 3] = hi0
-    box[node, 4] = hi1
-    box[node, 5] = hi2
-    minidx[node] = perm[s]  # leaves are in index order
-
-
-@numba.njit(**JIT_OPTIONS)
 def _build_top(pts, leaf_size, top_depth):  # pragma: no cover - compiled
-    """Allocate the tree and split its top ``top_depth`` levels; returns the arrays plus the
-    pending subtree roots and the nodes processed so far."""
+    """Allocate, then split the top ``top_depth`` levels. Returns the arrays, the pending
+    subtree roots, the nodes processed and where each pending subtree's ids start."""
     n = pts.shape[0]
-    nodes = n_nodes(n, leaf_size)
+    top = 1 << (top_depth + 1)  # ids of the nodes at depth ≤ top_depth
+    cap = top + 2 * n
     perm = np.arange(n)
     w = pts.copy()  # the points, reordered along with perm (sequential scans)
-    box = np.empty((nodes, 6), dtype=np.float64)
-    nbox = np.empty((nodes, 6), dtype=np.float64)
-    first = np.empty(nodes, dtype=np.int64)
-    last = np.empty(nodes, dtype=np.int64)
-    left = np.empty(nodes, dtype=np.int64)
-    right = np.empty(nodes, dtype=np.int64)
-    minidx = np.empty(nodes, dtype=np.int64)
+    box = np.empty((cap, 6), dtype=np.float64)
+    nbox = np.empty((cap, 6), dtype=np.float64)
+    first = np.empty(cap, dtype=np.int64)
+    last = np.empty(cap, dtype=np.int64)
+    left = np.empty(cap, dtype=np.int64)
+    right = np.empty(cap, dtype=np.int64)
+    minidx = np.empty(cap, dtype=np.int64)
+    used = np.zeros(cap, dtype=np.bool_)
+    used[0] = True
     first[0] = 0
     last[0] = n
     for c in range(3):
         nbox[0, c] = np.float64(pts[:, c].min())
         nbox[0, 3 + c] = np.float64(pts[:, c].max())
     pend = np.empty(1 << top_depth, dtype=np.int64)
-    seen = np.empty(1 << (top_depth + 1), dtype=np.int64)  # ≥ nodes at depth ≤ top_depth
-    npend, nseen = _grow(perm, w, first, last, left, right, nbox, 0, leaf_size, top_depth,
-                         pend, seen)
-    return perm, w, box, nbox, first, last, left, right, minidx, pend[:npend], seen[:nseen]
+    seen = np.empty(top, dtype=np.int64)
+    npend, nseen, _ = grow(perm, w, first, last, left, right, nbox, used, 0, 1, leaf_size,
+                           top_depth, pend, seen)
+    base = np.empty(npend + 1, dtype=np.int64)
+    base[0] = top
+    for j in range(npend):  # a subtree of c points: ≤ 2c − 2 ids below its root
+        base[j + 1] = base[j] + 2 * (last[pend[j]] - first[pend[j]]) - 2
+    return (perm, w, box, nbox, first, last, left, right, minidx, used, pend[:npend],
+            seen[:nseen], base)
 
 
 @numba.njit(**JIT_OPTIONS)
-def _build_subtree(perm, w, box, nbox, first, last, left, right, minidx, root,
+def _build_subtree(perm, w, box, nbox, first, last, left, right, minidx, used, root, base,
                    leaf_size):  # pragma: no cover - compiled
-    """Split and tighten the whole subtree at ``root`` (a contiguous id range)."""
+    """Split and tighten the whole subtree at ``root``, its other ids from ``base`` on."""
     none = np.empty(0, dtype=np.int64)
-    _grow(perm, w, first, last, left, right, nbox, root, leaf_size, -1, none, none)
-    end = root + n_nodes(last[root] - first[root], leaf_size)
-    for node in range(end - 1, root - 1, -1):
-        _tighten(perm, w, first, last, left, right, box, minidx, node)
+    _, _, end = grow(perm, w, first, last, left, right, nbox, used, root, base, leaf_size,
+                     -1, none, none)
+    for node in range(end - 1, base - 1, -1):
+        if used[node]:
+            tighten(perm, w, first, last, left, right, box, minidx, node)
+    tighten(perm, w, first, last, left, right, box, minidx, root)
+
+
+@numba.njit(**JIT_OPTIONS)
+def _finish(perm, w, box, first, last, left, right, minidx, used, seen):  # pragma: no cover
+    """Tighten the top nodes, then renumber the nodes densely in preorder."""
+    for j in range(seen.shape[0] - 1, -1, -1):
+        tighten(perm, w, first, last, left, right, box, minidx, seen[j])
+    cap = used.shape[0]
+    new = np.full(cap, -1, dtype=np.int64)  # preorder ids: a left child follows its parent
+    stack = np.empty(STACK_SIZE, dtype=np.int64)
+    stack[0] = 0
+    sp = 1
+    k = 0
+    while sp > 0:
+        sp -= 1
+        node = stack[sp]
+        new[node] = k
+        k += 1
+        if left[node] >= 0:
+            stack[sp] = right[node]
+            stack[sp + 1] = left[node]
+            sp += 2
+    o_box = np.empty((k, 6), dtype=np.float64)
+    o_first = np.empty(k, dtype=np.int64)
+    o_last = np.empty(k, dtype=np.int64)
+    o_left = np.empty(k, dtype=np.int64)
+    o_right = np.empty(k, dtype=np.int64)
+    o_min = np.empty(k, dtype=np.int64)
+    for i in range(cap):
+        if used[i]:
+            j = new[i]
+            for c in range(6):
+                o_box[j, c] = box[i, c]
+            o_first[j] = first[i]
+            o_last[j] = last[i]
+            o_left[j] = new[left[i]] if left[i] >= 0 else -1
+            o_right[j] = new[right[i]] if right[i] >= 0 else -1
+            o_min[j] = minidx[i]
+    return perm, w, o_box, o_first, o_last, o_left, o_right, o_min
 
 
 @numba.njit(**JIT_OPTIONS)
 def _build_serial(pts, leaf_size):  # pragma: no cover - compiled
-    perm, w, box, nbox, first, last, left, right, minidx, pend, seen = _build_top(
+    perm, w, box, nbox, first, last, left, right, minidx, used, pend, seen, base = _build_top(
         pts, leaf_size, 0)
-    for root in pend:
-        _build_subtree(perm, w, box, nbox, first, last, left, right, minidx, root, leaf_size)
-    for j in range(seen.shape[0] - 1, -1, -1):
-        _tighten(perm, w, first, last, left, right, box, minidx, seen[j])
-    return perm, w, box, first, last, left, right, minidx
+    for j in range(pend.shape[0]):
+        _build_subtree(perm, w, box, nbox, first, last, left, right, minidx, used, pend[j],
+                       base[j], leaf_size)
+    return _finish(perm, w, box, first, last, left, right, minidx, used, seen)
 
 
 @numba.njit(parallel=True, **JIT_OPTIONS)
 def _build_parallel(pts, leaf_size, top_depth):  # pragma: no cover - compiled
-    perm, w, box, nbox, first, last, left, right, minidx, pend, seen = _build_top(
+    perm, w, box, nbox, first, last, left, right, minidx, used, pend, seen, base = _build_top(
         pts, leaf_size, top_depth)
     for j in numba.prange(pend.shape[0]):
-        _build_subtree(perm, w, box, nbox, first, last, left, right, minidx, pend[j],
-                       leaf_size)
-    for j in range(seen.shape[0] - 1, -1, -1):
-        _tighten(perm, w, first, last, left, right, box, minidx, seen[j])
-    return perm, w, box, first, last, left, right, minidx
+        _build_subtree(perm, w, box, nbox, first, last, left, right, minidx, used, pend[j],
+                       base[j], leaf_size)
+    return _finish(perm, w, box, first, last, left, right, minidx, used, seen)
 
 
 #: below this many points the build runs on one thread (a parallel region costs more)
