@@ -22,9 +22,9 @@ from ._voxel import voxel_downsample_sorted
 __all__ = ["fps", "knn", "ball_query", "fps_knn", "voxel_downsample"]
 
 #: points per leaf: FPS scans whole leaves, the searches prune finer
-FPS_LEAF = 32
-SEARCH_LEAF = 16
-FUSED_LEAF = 16
+FPS_LEAF = 64
+SEARCH_LEAF = 32
+FUSED_LEAF = 48
 
 
 def fps(points: np.ndarray, n_samples: int, start: int) -> np.ndarray:
