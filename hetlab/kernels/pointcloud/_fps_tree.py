@@ -8,7 +8,9 @@ other node ``min(dist, d(p, q))`` cannot change a single point (see
 nodes then recombine their children's maxima bottom-up, and the root holds the next sample.
 
 The work per step shrinks with the sampling radius (roughly n / step points), instead of
-the n points every step of the textbook algorithm touches.
+the n points every step of the textbook algorithm touches. The loop is serial on purpose:
+a step is a few microseconds of work, less than starting a numba parallel region costs
+(measured 10–80 µs on the shared 2-core machine); the tree build is what runs in parallel.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """A k-d tree with tight float64 bounding boxes, built by Numba; shared by the numba FPS, kNN,
 ball-query and fused kernels.
 
-Layout (all arrays indexed by node id; children always have larger ids than their parent, so
-a reverse sweep over ids visits children before parents):
+Layout (all arrays indexed by node id, numbered in preorder: a left child is ``node + 1``,
+children always have larger ids than their parent, so a reverse sweep over ids visits
+children before parents):
 
 * ``perm`` (n,) int64: original point index at each tree position; ``pts_t`` (n, 3): the
   points in tree order (a contiguous copy, the points' dtype);
