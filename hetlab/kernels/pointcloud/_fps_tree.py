@@ -10,7 +10,8 @@ nodes then recombine their children's maxima bottom-up, and the root holds the n
 The work per step shrinks with the sampling radius (roughly n / step points), instead of
 the n points every step of the textbook algorithm touches. The loop is serial on purpose:
 a step is a few microseconds of work, less than starting a numba parallel region costs
-(measured 10–80 µs on the shared 2-core machine); the tree build is what runs in parallel.
+(~80 µs per region measured on the shared, loaded 2-core machine); the tree build is what
+runs in parallel.
 """
 
 from __future__ import annotations
