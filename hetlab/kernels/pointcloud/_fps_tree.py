@@ -73,19 +73,22 @@ def fps_positions(tree, n_samples, start, rel, absm, out_pos):  # pragma: no cov
         q2 = np.float64(qz)
         dist[pos] = -1  # chosen: never again (its leaf is visited: its bound is < 0)
         nv = 0
-        stack[0] = 0
+        stack[0] = 0  # the root holds the new sample: its bound (< 0) always passes
         sp = 1
-        while sp > 0:
+        while sp > 0:  # nodes on the stack passed their bound test
             sp -= 1
             node = stack[sp]
-            if box_lower_bound(box, node, q0, q1, q2, rel, absm) >= maxd[node]:
-                continue
-            if left[node] >= 0:
+            lc = left[node]
+            if lc >= 0:
                 visited[nv] = node
                 nv += 1
-                stack[sp] = right[node]
-                stack[sp + 1] = left[node]
-                sp += 2
+                rc = right[node]
+                if box_lower_bound(box, rc, q0, q1, q2, rel, absm) < maxd[rc]:
+                    stack[sp] = rc
+                    sp += 1
+                if box_lower_bound(box, lc, q0, q1, q2, rel, absm) < maxd[lc]:
+                    stack[sp] = lc
+                    sp += 1
                 continue
             s = first[node]
             e = last[node]
