@@ -1,0 +1,28 @@
+"""The benchmark scripts still run (a --quick smoke run each; figures are not checked)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_pointcloud_benchmark_quick():
+    for name in ("fpsample", "pykdtree", "scipy"):
+        pytest.importorskip(name)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "pointcloud.py"), "--quick"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    assert "= exact FPS" in out and "Targets" in out
+    assert "= exact reference" in out  # hetlab knn checked against the brute-force reference
+    for line in ("fps uniform", "fps clustered", "knn uniform"):
+        assert line in out
