@@ -71,7 +71,7 @@ def _same_results(a, b):
 @pytest.mark.slow
 def test_sweep_on_cluster_equals_in_process_and_survives_a_killed_worker(cluster, tmp_path):
     client, workers = cluster
-    kw = {"sizes": [300, 600, 1200, 2400], "devices": ["numpy", "cupy"], "repeats": 2,
+    kw = {"sizes": [300, 600, 1200, 2400], "devices": ["numpy", "numba", "cupy"], "repeats": 2,
           "progress": False}
     local = hl.compare("fps", **kw)
 
