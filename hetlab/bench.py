@@ -146,6 +146,9 @@ def measure_unit(kernel: str, device: str, size: int, *, seed: int = 0, repeats:
     args, expected = case_for(spec.name, size, seed)
     try:
         host = _measured(unit, spec, backend, args, warmup, repeats)
+    except KernelNotSupported as exc:  # e.g. larger than an overlay's on-chip buffers
+        unit.status, unit.times_s = f"not supported: {exc}", []
+        return unit
     except Exception as exc:  # a failing device must not lose the other results
         last = traceback.format_exception_only(type(exc), exc)[-1].strip()
         unit.status = f"failed: {last}"

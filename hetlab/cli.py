@@ -59,6 +59,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     out = args.out or f"{ds.attrs['kernel']}-bench.nc"
     hl.save(ds, out)
     print(f"wrote {out}")
+    if args.record:
+        print(f"recorded {hl.record(ds)}")
     bad = [str(s) for s in ds["status"].values.ravel() if s.startswith(("wrong", "failed"))]
     return 1 if bad else 0
 
@@ -110,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--seed", type=int, default=0)
     b.add_argument("--out", help="netCDF path (default: <kernel>-bench.nc)")
     b.add_argument("--quiet", action="store_true", help="no progress bar")
+    b.add_argument("--record", action="store_true",
+                   help="also save the measured devices as a recording in data/recorded/")
     b.set_defaults(func=_cmd_bench)
 
     lab = sub.add_parser("lab", help="open JupyterLab on the notebook series (127.0.0.1, token)")

@@ -70,7 +70,7 @@ ds = dash.dataset
 print(dict(ds.sizes))
 live = ds["source"] == "measured"
 ok = ds["verified"].where(live, drop=True).all("size")
-print("verified:", {str(d): bool(v) for d, v in ok.items()})
+print("verified:", {d: bool(v) for d, v in ok.to_series().items()})
 
 # %% [markdown]
 # ## Where to go next

@@ -69,10 +69,10 @@ centres, nbr, d2 = hl.fps_knn(points, 512, 16, device="numba")
 idx_ref, d2_ref = hl.knn(points, points[ref], 16)
 print("fused centres equal FPS:", np.array_equal(centres, ref))
 print("fused neighbours equal kNN:", np.array_equal(nbr, idx_ref) and np.array_equal(d2, d2_ref))
-print("neighbourhood radius (median of the 16th distance):", float(np.sqrt(np.median(d2[:, -1]))))
-groups = hl.ball_query(points, points[ref], radius=0.05, k=32, device="numba")
-print("ball query shape:", groups.shape, "| centres with a full ball:",
-      int((groups != groups[:, :1]).all(axis=1).sum()))
+print(f"neighbourhood radius (median of the 16th distance): {np.sqrt(np.median(d2[:, -1])):.4f}")
+groups = hl.ball_query(points, points[ref], radius=0.15, k=32, device="numba")
+hits = [len(np.unique(row)) for row in groups]
+print("ball query shape:", groups.shape, f"| mean hits per ball: {np.mean(hits):.1f} of 32")
 
 # %% [markdown]
 # ## A live comparison across the devices found here
@@ -88,11 +88,14 @@ ds = hl.compare(hl.fps, sizes=[2_000, 20_000], devices=["numpy", "numba", "cupy"
 ds.hetlab.table()
 
 # %% [markdown]
-# Every device that ran returned exactly the reference's samples:
+# Every unit that ran returned exactly the reference's samples; the others say why they did not
+# run (the FPGA overlay holds at most 16,384 points on chip). The CPU and FPGA-emulator rows:
 
 # %%
-ran = ds["source"] != "skipped"
-print({str(d): bool(v) for d, v in ds["verified"].where(ran, drop=True).all("size").items()})
+here = ds.sel(device=["numpy", "numba", "fpga"])
+for (device, size), status in here["status"].to_series().items():
+    verdict = "verified" if ds["verified"].sel(device=device, size=size) else status[:60]
+    print(f"{device:6s} {size:>6}: {verdict}")
 
 # %%
 # NBVAL_IGNORE_OUTPUT
