@@ -12,7 +12,7 @@ import xarray as xr
 
 from .errors import InvalidInputError
 
-__all__ = ["plot", "cloud3d", "LINE_DASH"]
+__all__ = ["plot", "cloud3d", "ensure_extension", "LINE_DASH"]
 
 #: line style per figure source
 LINE_DASH = {"measured": "solid", "modeled": "dashed", "recorded": "dotted"}
@@ -27,6 +27,33 @@ _LABELS = {
 }
 
 
+_EXTENSION_LOADED = False
+
+
+def ensure_extension() -> None:
+    """Load HoloViews' bokeh extension once per notebook kernel (a no-op outside Jupyter).
+
+    The JavaScript is inlined rather than fetched from a CDN, so charts render in classrooms
+    and CI machines without internet access. Its output lands in the current cell: call it from
+    a cell (hetlab's plotting functions and the dashboard's constructor do), not from a widget
+    callback, so the browser runs it before any chart is shown.
+    """
+    global _EXTENSION_LOADED
+    if _EXTENSION_LOADED:
+        return
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with the lab extra
+        return
+    shell = get_ipython()
+    if shell is None or type(shell).__name__ != "ZMQInteractiveShell":
+        return
+    import holoviews as hv
+
+    hv.extension("bokeh", logo=False, inline=True)
+    _EXTENSION_LOADED = True
+
+
 def _series(ds: xr.Dataset, y: str) -> xr.DataArray:
     if y == "time_s":
         return ds["time_s"].median("repeat")
@@ -39,13 +66,14 @@ def _series(ds: xr.Dataset, y: str) -> xr.DataArray:
     return ds[y]
 
 
-def plot(ds: xr.Dataset, y: str = "time_s", *, width: int = 640, height: int = 360) -> Any:
+def plot(ds: xr.Dataset, y: str = "time_s", *, width: int = 460, height: int = 420) -> Any:
     """Overlay of ``y`` vs size, one line per device that ran; log-log axes.
 
     Parameters
     ----------
     ds : xarray.Dataset
-        A comparison Dataset from :func:`hetlab.compare` (or :func:`hetlab.load`).
+        A comparison Dataset from :func:`hetlab.compare` (or :func:`hetlab.load`). Every legend
+        entry names its source: measured lines are solid, modeled dashed, recorded dotted.
     y : str, default "time_s"
         One of ``time_s`` (median), ``throughput``, ``achieved_gbps``, ``roofline_fraction``,
         ``transfer_s``, ``first_call_s``.
@@ -55,8 +83,10 @@ def plot(ds: xr.Dataset, y: str = "time_s", *, width: int = 640, height: int = 3
     holoviews.Overlay
         Renders in a notebook; ``hvplot.save(chart, "chart.html")`` writes it to a file.
     """
+    ensure_extension()  # before hvplot's import, which would load the CDN version
+
     import holoviews as hv
-    import hvplot.xarray  # noqa: F401  (registers .hvplot and loads the bokeh extension)
+    import hvplot.xarray  # noqa: F401  (registers .hvplot)
 
     data = _series(ds, y)
     unit = ds.attrs.get("size_unit", "items")
@@ -76,9 +106,8 @@ def plot(ds: xr.Dataset, y: str = "time_s", *, width: int = 640, height: int = 3
     if not curves:
         raise InvalidInputError("plot: ds must hold at least one device that ran; got none.")
     title = f"{ds.attrs.get('kernel', '')}: {ylabel}"
-    if any(str(s) in ("modeled", "recorded") for s in ds["source"].values):
-        title += " — dashed: modeled, dotted: recorded"
-    return hv.Overlay(curves).opts(title=title, width=width, height=height, legend_position="right")
+    return hv.Overlay(curves).opts(title=title, width=width, height=height,
+                                   legend_position="bottom")
 
 
 def cloud3d(points: Any, highlight: Any = None, *, max_points: int = 5000, seed: int = 0,

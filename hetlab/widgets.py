@@ -2,8 +2,8 @@
 
 Pick a kernel, sizes, devices (unavailable ones are shown disabled, with the reason), repeats;
 press Run. A progress bar follows the units; the chart (hvplot, log axes; modeled lines dashed,
-recorded dotted) and the table appear when the run ends; the Dataset behind them is
-``dashboard.dataset`` and a link downloads it as netCDF.
+recorded dotted; embedded as a ``jupyter_bokeh`` widget) and the table appear when the run
+ends; the Dataset behind them is ``dashboard.dataset`` and a link downloads it as netCDF.
 """
 
 from __future__ import annotations
@@ -51,6 +51,11 @@ class Comparison:
                  include_recorded: bool = False) -> None:
         import ipywidgets as w
 
+        from .viz import ensure_extension
+
+        # BokehJS must be on the page before the chart widget renders: load it now, in the
+        # cell's own output (inside a widget callback its JavaScript would not run)
+        ensure_extension()
         self.dataset: Any = None
         self.kernel = w.Dropdown(options=kernel_names(), value=kernel, description="kernel")
         self.sizes = w.Text(value=sizes, description="sizes")
@@ -68,12 +73,14 @@ class Comparison:
         self.run_button = w.Button(description="Run", button_style="primary", icon="play")
         self.progress = w.IntProgress(value=0, min=0, max=1, description="idle")
         self.output = w.Output()
+        self.chart = w.Box()
         self.download = w.HTML()
         self.run_button.on_click(lambda _: self.run())
         self.widget = w.VBox([
             w.HBox([self.kernel, self.sizes, self.repeats]),
             w.HBox([w.Label("devices:"), *self.devices.values(), self.recorded]),
             w.HBox([self.run_button, self.progress, self.download]),
+            self.chart,
             self.output,
         ])
 
@@ -107,10 +114,18 @@ class Comparison:
             self.run_button.disabled = False
         self.progress.description = "done"
         self.download.value = self._download_link()
+        self.chart.children = [self._chart()]
         with self.output:
-            display(self.dataset.hetlab.plot("time_s") + self.dataset.hetlab.plot("throughput"))
             display(self.dataset.hetlab.table())
         return self.dataset
+
+    def _chart(self) -> Any:
+        """The time and throughput charts as a Bokeh widget (renders inside ipywidgets)."""
+        import holoviews as hv
+        from jupyter_bokeh.widgets import BokehModel
+
+        layout = self.dataset.hetlab.plot("time_s") + self.dataset.hetlab.plot("throughput")
+        return BokehModel(hv.render(layout, backend="bokeh"))
 
     def _download_link(self) -> str:
         from .results import save

@@ -122,8 +122,10 @@ def test_plot_marks_modeled_lines(fake_backends):
     ds = hl.compare("fps", sizes=[32, 64], devices=["numpy", "model"], repeats=1,
                     progress=False)
     chart = ds.hetlab.plot()
-    assert "modeled" in chart.opts.get().kwargs["title"]
     labels = {el.label for el in chart}
     assert {"numpy (measured)", "model (modeled)"} <= labels
+    dashes = {el.label: el.opts.get().kwargs.get("line_dash") for el in chart
+              if type(el).__name__ == "Curve"}
+    assert dashes == {"numpy (measured)": "solid", "model (modeled)": "dashed"}
     with pytest.raises(hl.InvalidInputError, match="y must be one of"):
         ds.hetlab.plot("nope")

@@ -93,5 +93,6 @@ def test_dashboard_runs_and_offers_download():
     assert ds is dash.dataset and bool(ds["verified"].all())
     assert dash.progress.value == dash.progress.max == 2
     assert dash.download.value.startswith('<a download="fps-compare.nc"')
+    assert type(dash.chart.children[0]).__name__ == "BokehModel"
     dash.sizes.value = "a,b"
     assert dash.run() is None  # a clean message, not a crash

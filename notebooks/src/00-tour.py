@@ -67,10 +67,9 @@ dash
 
 # %%
 ds = dash.dataset
-print(dict(ds.sizes))
-live = ds["source"] == "measured"
-ok = ds["verified"].where(live, drop=True).all("size")
-print("verified:", {d: bool(v) for d, v in ok.to_series().items()})
+live = ds.sel(device=ds["source"] == "measured", size=[1_000, 10_000])
+print(dict(live.sizes))
+print("verified:", {d: bool(v) for d, v in live["verified"].all("size").to_series().items()})
 
 # %% [markdown]
 # ## Where to go next
