@@ -32,3 +32,9 @@ __all__ = [
     "HetlabError", "InvalidInputError", "DeviceMismatchError", "BackendUnavailable",
     "KernelNotSupported", "VerificationError",
 ]
+
+# quantization family (formats in hetlab.quant, fused kernels hl.gemv_q / hl.gemm_q)
+from . import quant
+from .kernels.quant import gemm_q, gemv_q
+
+__all__ += ["quant", "gemv_q", "gemm_q"]
