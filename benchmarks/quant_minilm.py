@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
                 "mixed 3.45"))
     t0 = time.perf_counter()
     rows, sens = run_study(configs, grid=5 if args.quick else 10, progress=True)
-    print(f"\nMBQ group sensitivity (mean 1 − cos under 2% weight noise): "
+    print("\nMBQ group sensitivity (mean 1 − cos under 2% weight noise): "
           + ", ".join(f"{g} {s:.2e}" for g, s in sens.items()))
     print(format_table(rows))
     print(f"({time.perf_counter() - t0:.0f} s; group size 128, asymmetric)")

@@ -80,7 +80,8 @@ class ScaledQuantizedMatrix:
         return gemv_q(self.qw, np.asarray(x, np.float32) / self.input_scale, device=device)
 
 
-def _check_tokens(where: str, X: Any, n_in: int, token_weights: Any) -> tuple[np.ndarray, np.ndarray]:
+def _check_tokens(where: str, X: Any, n_in: int, token_weights: Any
+                  ) -> tuple[np.ndarray, np.ndarray]:
     arr = np.asarray(X)
     if arr.dtype.kind != "f" or arr.ndim != 2 or arr.shape[1] != n_in or arr.shape[0] == 0:
         raise InvalidInputError(

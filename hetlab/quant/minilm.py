@@ -155,12 +155,13 @@ def encode(model: MiniLM, sentences: list[str], *, weights: dict[str, np.ndarray
         return h @ np.asarray(w, np.float32).T + model.bias(name)
 
     neg = np.where(real, 0.0, -1e9).astype(np.float32)[:, None, None, :]
+    d = x.shape[-1] // heads
+
+    def split(h: np.ndarray) -> np.ndarray:
+        return h.reshape(n, length, heads, d).transpose(0, 2, 1, 3)
+
     for i in range(model.n_layers):
         pre = f"encoder.layer.{i}."
-        d = x.shape[-1] // heads
-
-        def split(h: np.ndarray) -> np.ndarray:
-            return h.reshape(n, length, heads, d).transpose(0, 2, 1, 3)
 
         q = split(linear(f"L{i}.q", x))
         k = split(linear(f"L{i}.k", x))
