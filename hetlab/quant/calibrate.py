@@ -8,8 +8,10 @@ scaled up before quantization and the activations scaled down by the same factor
 tokens, the search tries ``s = a ** α`` (normalized to geometric mean 1, rounded to
 float16) for ``α`` on a grid in [0, 1), quantizes ``W diag(s)`` round-to-nearest, and keeps
 the ``α`` with the smallest token-weighted output error
-``Σ_t p_t ‖X_t (Q(W diag(s)) / s)ᵀ − X_t Wᵀ‖² / out``. ``α = 0`` is plain round-to-nearest,
-so on the calibration tokens the result is never worse than RTN.
+``Σ_t p_t ‖X_t (Q(W diag(s)) / s)ᵀ − X_t Wᵀ‖² / out``. ``α = 0`` is plain round-to-nearest.
+A second search clips each group's range (:func:`clip_search`; ratio 1 is no clipping).
+Both searches include the unmodified choice, so on the calibration tokens the result is
+never worse than RTN.
 
 MBQ: modality-balanced weights
 ------------------------------
@@ -32,7 +34,9 @@ import numpy as np
 from ..errors import InvalidInputError
 from .formats import QuantizedMatrix, check_weights, quantize
 
-__all__ = ["ScaledQuantizedMatrix", "calibrate_awq", "mbq_token_weights", "output_error"]
+__all__ = [
+    "ScaledQuantizedMatrix", "calibrate_awq", "clip_search", "mbq_token_weights", "output_error",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -110,9 +114,53 @@ def output_error(w_eff: np.ndarray, w: np.ndarray, X: np.ndarray, p: np.ndarray)
     return float(p @ np.einsum("to,to->t", err, err) / w.shape[0])
 
 
+def clip_search(w: np.ndarray, X: np.ndarray, p: np.ndarray, *, bits: int, group_size: int,
+                symmetric: bool, ratios: np.ndarray) -> QuantizedMatrix:
+    """Per (row, group) range clipping minimizing the token-weighted output error.
+
+    For each ratio ρ the weights of every group are clipped to ρ × their range before
+    round-to-nearest; each (row, group) keeps the ρ whose error ``dᵀ H_g d`` is smallest,
+    with ``d`` the group's weight error and ``H_g = Σ_t p_t x_tg x_tgᵀ`` (ρ = 1 is RTN).
+    """
+    out, n_in = w.shape
+    ng = -(-n_in // group_size)
+    n_pad = ng * group_size
+    wp = np.zeros((out, n_pad))
+    wp[:, :n_in] = w
+    xp = np.zeros((X.shape[0], n_pad))
+    xp[:, :n_in] = X
+    xg = xp.reshape(-1, ng, group_size)
+    xt = xg.transpose(1, 0, 2)  # (groups, tokens, group_size)
+    H = np.matmul(xt.transpose(0, 2, 1) * p, xt)
+    wg = wp.reshape(out, ng, group_size)
+    lo = np.minimum(wg.min(axis=2, keepdims=True), 0)
+    hi = np.maximum(wg.max(axis=2, keepdims=True), 0)
+    if symmetric:
+        hi = np.maximum(hi, -lo)
+        lo = -hi
+    best_err = np.full((out, ng), np.inf)
+    codes = np.zeros((out, n_pad), dtype=np.uint8)
+    scales = np.zeros((out, ng), dtype=np.float16)
+    zeros = None if symmetric else np.zeros((out, ng), dtype=np.float16)
+    for rho in ratios:
+        clipped = np.clip(wg, rho * lo, rho * hi).reshape(out, n_pad)
+        qw = quantize(clipped, bits=bits, group_size=group_size, symmetric=symmetric)
+        d = (qw.dequantize(np.float64) - wp).reshape(out, ng, group_size)
+        hd = np.matmul(d.transpose(1, 0, 2), H).transpose(1, 0, 2)
+        err = (hd * d).sum(axis=2)
+        better = err < best_err
+        best_err = np.where(better, err, best_err)
+        rows_better = np.repeat(better, group_size, axis=1)
+        codes = np.where(rows_better, qw.codes(), codes)
+        scales = np.where(better, qw.scales, scales)
+        if zeros is not None:
+            zeros = np.where(better, qw.zeros, zeros)
+    return QuantizedMatrix.from_codes(codes, scales, zeros, bits, group_size, n_in)
+
+
 def calibrate_awq(w: Any, X: Any, *, bits: int = 4, group_size: int = 128,
-                  symmetric: bool = False, token_weights: Any = None, grid: int = 20
-                  ) -> ScaledQuantizedMatrix:
+                  symmetric: bool = False, token_weights: Any = None, grid: int = 20,
+                  clip: bool = True) -> ScaledQuantizedMatrix:
     """Activation-aware scale search (AWQ-style), optionally with MBQ token weights.
 
     Parameters
@@ -128,6 +176,9 @@ def calibrate_awq(w: Any, X: Any, *, bits: int = 4, group_size: int = 128,
         (:func:`mbq_token_weights` for MBQ); default uniform (plain AWQ).
     grid : int, default 20
         Number of exponents ``α = 0, 1/grid, …`` tried.
+    clip : bool, default True
+        After the scale search, search a clipping ratio per (row, group) in [0.5, 1]
+        (:func:`clip_search`, AWQ's second step).
 
     Returns
     -------
@@ -150,6 +201,9 @@ def calibrate_awq(w: Any, X: Any, *, bits: int = 4, group_size: int = 128,
         if best is None or losses[i] < losses[best[0]]:
             best = (i, qw, s)
     i, qw, s = best  # type: ignore[misc]
+    if clip:
+        qw = clip_search(w64 * s, x64 / s, p, bits=bits, group_size=group_size,
+                         symmetric=symmetric, ratios=np.linspace(1.0, 0.5, 11))
     return ScaledQuantizedMatrix(qw, s.astype(np.float32), float(alphas[i]), losses, alphas)
 
 

@@ -152,7 +152,8 @@ def encode(model: MiniLM, sentences: list[str], *, weights: dict[str, np.ndarray
         if capture is not None:
             capture.setdefault(name, []).append(h[real].astype(np.float32))
         w = model.weight(name) if weights is None or name not in weights else weights[name]
-        return h @ np.asarray(w, np.float32).T + model.bias(name)
+        flat = h.reshape(-1, h.shape[-1]) @ np.asarray(w, np.float32).T  # one BLAS call
+        return flat.reshape(*h.shape[:-1], -1) + model.bias(name)
 
     neg = np.where(real, 0.0, -1e9).astype(np.float32)[:, None, None, :]
     d = x.shape[-1] // heads
