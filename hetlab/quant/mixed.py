@@ -108,7 +108,8 @@ def _importance(i: int, imp: Any, n_in: int) -> tuple[np.ndarray, float]:
 
 def allocate_bits(layers: Sequence[Any], target_bits: float, *, importance: Sequence[Any] |
                   None = None, candidates: Sequence[int] = (2, 3, 4, 8), group_size: int = 128,
-                  symmetric: bool = False, block_rows: int | None = None) -> BitPlan:
+                  symmetric: bool = False, block_rows: int | None = None,
+                  relative: bool = False) -> BitPlan:
     """Bits per layer (or per block of output rows) meeting an average, least weighted error.
 
     Parameters
@@ -127,6 +128,9 @@ def allocate_bits(layers: Sequence[Any], target_bits: float, *, importance: Sequ
         Format of every unit, as in :func:`~hetlab.quant.quantize`.
     block_rows : int, optional
         Split layers into blocks of this many output rows, each a unit; default whole layers.
+    relative : bool, default False
+        Divide each unit's error by its weighted energy ``Σ_r Σ_c h_c W²_rc`` (relative
+        output error), so layers whose outputs differ in scale compare fairly.
 
     Returns
     -------
@@ -164,11 +168,12 @@ def allocate_bits(layers: Sequence[Any], target_bits: float, *, importance: Sequ
         for r0 in range(0, w.shape[0], step):
             rows = slice(r0, min(r0 + step, w.shape[0]))
             units.append((i, rows))
+            scale = lam / float(((w[rows] ** 2) @ h).sum()) if relative else lam
             e_row, c_row, m_row = [], [], []
             for b in cands:
                 qw = quantize(w[rows], bits=b, group_size=group_size, symmetric=symmetric)
                 d = qw.dequantize(np.float64) - w[rows]
-                e_row.append(lam * float(((d * d) @ h).sum()))
+                e_row.append(scale * float(((d * d) @ h).sum()))
                 c_row.append(8.0 * qw.nbytes)
                 m_row.append(qw)
             errors.append(e_row)
