@@ -19,6 +19,7 @@ Device = str | Backend | None
 for _spec in (GEMV_Q, GEMM_Q):
     register_kernel(_spec)
     register_impl(_spec.name, "numba", f"hetlab.kernels.quant.numba:{_spec.name}")
+    register_impl(_spec.name, "cupy", f"hetlab.kernels.quant.cuda:{_spec.name}")
 
 
 def gemv_q(qw: QuantizedMatrix, x: Any, *, device: Device = None,
@@ -35,8 +36,9 @@ def gemv_q(qw: QuantizedMatrix, x: Any, *, device: Device = None,
         From :func:`hetlab.quant.quantize` (bits 8, 4, 3 or 2).
     x : array-like of shape (in,), float16/float32/float64
         Activations ("A16": float16 is exact; float64 is rounded to float32); finite.
-    device : {"numpy", "numba"} or Backend, optional
-        Default: the host reference ("numpy").
+    device : {"numpy", "numba", "cupy"} or Backend, optional
+        Default: where the arrays live (host → the numpy reference). "cupy" runs the
+        numba.cuda kernel on CuPy arrays (tested in numba's CUDA simulator only).
     keep_on_device : bool, default False
 
     Returns
