@@ -157,26 +157,30 @@ def _gemv(qflat, nw, scales, zeros, zsym, xp, xsum, table, gs, out, dot, nwp,
     return out
 
 
-@numba.njit(parallel=True, **_OPTS)
-def _gemm(qflat, nw, scales, zeros, zsym, xp, xsum, table, gs, out, dot, nwp,
-          wpg):  # pragma: no cover - compiled
-    m, n_out = out.shape
+@numba.njit(**_OPTS)
+def _gemm_rows(qflat, nw, scales, zeros, zsym, xflat, n, xsum, table, gs, r0, r1, out, dot,
+               nwp, wpg):  # pragma: no cover - compiled
+    """Rows r0..r1 of the GEMM: the GEMV of each activation row, group by group."""
+    m = out.shape[0]
     ng = scales.shape[1]
-    n = xp.shape[1]
-    xflat = xp.reshape(-1)
-    for blk in prange((n_out + _ROW_BLOCK - 1) // _ROW_BLOCK):
-        acc = np.empty(m, dtype=np.float32)
-        for r in range(blk * _ROW_BLOCK, min(blk * _ROW_BLOCK + _ROW_BLOCK, n_out)):
-            acc[:] = 0
+    for r in range(r0, r1):
+        for t in range(m):
+            acc = np.float32(0)
             for g in range(ng):
-                s = table[scales[r, g]]
+                d = dot(qflat, r * nw + g * wpg, xflat, t * n + g * gs, nwp)
                 z = table[zeros[r, g]] if zeros.shape[0] else zsym
-                wb = r * nw + g * wpg
-                for t in range(m):
-                    d = dot(qflat, wb, xflat, t * n + g * gs, nwp)
-                    acc[t] += s * (d - z * xsum[t, g])
-            for t in range(m):
-                out[t, r] = acc[t]
+                acc += table[scales[r, g]] * (d - z * xsum[t, g])
+            out[t, r] = acc
+
+
+@numba.njit(parallel=True, **_OPTS)
+def _gemm(qflat, nw, scales, zeros, zsym, xflat, n, xsum, table, gs, out, dot, nwp,
+          wpg):  # pragma: no cover - compiled
+    n_out = out.shape[1]
+    for blk in prange((n_out + _ROW_BLOCK - 1) // _ROW_BLOCK):
+        r1 = min(blk * _ROW_BLOCK + _ROW_BLOCK, n_out)
+        _gemm_rows(qflat, nw, scales, zeros, zsym, xflat, n, xsum, table, gs,
+                   blk * _ROW_BLOCK, r1, out, dot, nwp, wpg)
     return out
 
 
@@ -215,4 +219,6 @@ def gemm_q(qw: QuantizedMatrix, X: np.ndarray) -> np.ndarray:
     m = X.shape[0]
     xsum = X.reshape(m, -1, gs).sum(axis=2, dtype=np.float32)
     out = np.empty((m, qw.out_features), dtype=np.float32)
-    return _gemm(*head, _permuted_x(X, qw.bits, gs), xsum, _F16, gs, out, *tail)
+    # flattened here: a reshape inside numba is typed non-contiguous (gathers, 8× slower)
+    xflat = _permuted_x(X, qw.bits, gs).reshape(-1)
+    return _gemm(*head, xflat, X.shape[1], xsum, _F16, gs, out, *tail)
