@@ -40,38 +40,41 @@ _I = np.uint64
 
 
 @numba.njit(**_OPTS)
-def _q(w, sh, mask):  # pragma: no cover - compiled
-    """Value at bit ``sh`` of word ``w`` as float32 (explicit uint32 keeps 32-bit lanes)."""
-    return np.float32(_U((w >> _U(sh)) & mask))
+def _m(w, mask):  # pragma: no cover - compiled
+    """The bits of ``w`` under ``mask``, in place, as float32 (exact: ≤ 8 significant bits)."""
+    return np.float32(_U(w & _U(mask)))
 
 
 @numba.njit(**_OPTS)
-def _quad(w, sh, pb, mask, xp, xj, nwp):  # pragma: no cover - compiled
-    """Σ of four consecutive values of a word (from bit ``sh``) times their permuted x."""
-    return (_q(w, sh, mask) * xp[_I(xj)] + _q(w, sh + pb, mask) * xp[_I(xj + nwp)]
-            + _q(w, sh + 2 * pb, mask) * xp[_I(xj + 2 * nwp)]
-            + _q(w, sh + 3 * pb, mask) * xp[_I(xj + 3 * nwp)])
+def _quad(w, mask, pb, xp, xj, nwp):  # pragma: no cover - compiled
+    """Σ of four consecutive fields of a word (first under ``mask``) times their scaled x.
+
+    Fields are masked in place, not shifted: field j is worth q·2^(pb·j), and the permuted
+    x of a one-plane format is pre-scaled by 2^(−pb·j) (exact), which saves one operation
+    per weight (measured 1.2× faster).
+    """
+    return (_m(w, mask) * xp[_I(xj)] + _m(w, mask << pb) * xp[_I(xj + nwp)]
+            + _m(w, mask << (2 * pb)) * xp[_I(xj + 2 * nwp)]
+            + _m(w, mask << (3 * pb)) * xp[_I(xj + 3 * nwp)])
 
 
 # One function per plane width, written out: numba/LLVM vectorizes the word loop only when
 # the values of a word are spelled out (a generic inner loop over them measured 4-8× slower).
 @numba.njit(**_OPTS)
 def _dot8(qflat, wb, xp, xb, nwp):  # pragma: no cover - compiled
-    m = _U(255)
     dot = np.float32(0)
     for i in range(nwp):
-        dot += _quad(qflat[_I(wb + i)], 0, 8, m, xp, xb + i, nwp)
+        dot += _quad(qflat[_I(wb + i)], 0xFF, 8, xp, xb + i, nwp)
     return dot
 
 
 @numba.njit(**_OPTS)
 def _dot4(qflat, wb, xp, xb, nwp):  # pragma: no cover - compiled
-    m = _U(15)
     dot = np.float32(0)
     for i in range(nwp):
         w = qflat[_I(wb + i)]
         x0 = xb + i
-        dot += _quad(w, 0, 4, m, xp, x0, nwp) + _quad(w, 16, 4, m, xp, x0 + 4 * nwp, nwp)
+        dot += _quad(w, 0xF, 4, xp, x0, nwp) + _quad(w, 0xF0000, 4, xp, x0 + 4 * nwp, nwp)
     return dot
 
 
@@ -79,25 +82,23 @@ def _dot4(qflat, wb, xp, xb, nwp):  # pragma: no cover - compiled
 def _dot4_g128(qflat, wb, xp, xb, nwp):  # pragma: no cover - compiled
     # the common W4 g128 case with its trip count fixed at 16 words: LLVM unrolls it fully
     # (measured 1.3× faster than _dot4, whose vector loop is too long for 16 words)
-    m = _U(15)
     dot = np.float32(0)
     for i in range(16):
         w = qflat[_I(wb + i)]
         x0 = xb + i
-        dot += _quad(w, 0, 4, m, xp, x0, 16) + _quad(w, 16, 4, m, xp, x0 + 64, 16)
+        dot += _quad(w, 0xF, 4, xp, x0, 16) + _quad(w, 0xF0000, 4, xp, x0 + 64, 16)
     return dot
 
 
 @numba.njit(**_OPTS)
 def _dot2(qflat, wb, xp, xb, nwp):  # pragma: no cover - compiled
-    m = _U(3)
     dot = np.float32(0)
     for i in range(nwp):
         w = qflat[_I(wb + i)]
         x0 = xb + i
-        dot += ((_quad(w, 0, 2, m, xp, x0, nwp) + _quad(w, 8, 2, m, xp, x0 + 4 * nwp, nwp))
-                + (_quad(w, 16, 2, m, xp, x0 + 8 * nwp, nwp)
-                   + _quad(w, 24, 2, m, xp, x0 + 12 * nwp, nwp)))
+        dot += ((_quad(w, 0x3, 2, xp, x0, nwp) + _quad(w, 0x300, 2, xp, x0 + 4 * nwp, nwp))
+                + (_quad(w, 0x30000, 2, xp, x0 + 8 * nwp, nwp)
+                   + _quad(w, 0x3000000, 2, xp, x0 + 12 * nwp, nwp)))
     return dot
 
 
@@ -185,11 +186,18 @@ def _gemm(qflat, nw, scales, zeros, zsym, xflat, n, xsum, table, gs, out, dot, n
 
 
 def _permuted_x(x: np.ndarray, bits: int, gs: int) -> np.ndarray:
-    """x (…, n) reordered so value j of first-plane word i of a group is at j * words + i."""
+    """x (…, n) reordered so value j of first-plane word i of a group is at j * words + i.
+
+    One-plane formats (8, 4, 2 bits) also scale value j by 2^(−bits·j) (masked-in-place
+    decoding, see :func:`_quad`); exact unless |x| < ~2^-96, where float32 goes subnormal.
+    """
     lead, n = x.shape[:-1], x.shape[-1]
-    per = 32 // planes(bits)[0][0]
-    v = x.reshape(*lead, n // gs, gs // per, per)
-    return np.ascontiguousarray(np.swapaxes(v, -1, -2).reshape(*lead, n), dtype=np.float32)
+    pb = planes(bits)[0][0]
+    per = 32 // pb
+    v = np.swapaxes(x.reshape(*lead, n // gs, gs // per, per), -1, -2).astype(np.float32)
+    if bits != 3:
+        v = v * (2.0 ** (-pb * np.arange(per, dtype=np.float32)))[:, None]
+    return np.ascontiguousarray(v.reshape(*lead, n), dtype=np.float32)
 
 
 def _common(qw: QuantizedMatrix) -> tuple:
