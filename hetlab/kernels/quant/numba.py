@@ -1,16 +1,18 @@
 """Numba kernels of the quantized GEMV/GEMM: fused unpack + dequantize + dot, fp32 accumulate.
 
 Weights are never expanded to a float matrix: each thread decodes the uint32 words of one
-row and group at a time, in registers (GEMV) or into a group-sized scratch vector (GEMM).
+row and group at a time, in registers. The GEMM runs the GEMV dot of every activation row
+on a weight row while that row is in L1 (decoding it once per activation row: a decode-once
+variant through a float scratch vector measured slower here).
 
 How a row is computed (both kernels)::
 
     y[r] = Σ_g s[r, g] · (Σ_k q[r, g, k] · x[g, k]  −  z[r, g] · Σ_k x[g, k])
 
 with the integer codes ``q`` decoded from their bit planes, the inner dots and the group
-sums of ``x`` in float32. The GEMV reads ``x`` in a per-plane permuted order (value ``j``
-of word ``i`` of a plane sits at ``x_perm[j * words + i]``) so the loop over the words of a
-group is a contiguous, vectorizable reduction for every bit position. Float reductions may
+sums of ``x`` in float32. The kernels read ``x`` in a permuted order (value ``j`` of
+first-plane word ``i`` of a group sits at ``x_perm[j * words + i]``) so the loop over the
+words of a group is a contiguous, vectorizable reduction for every bit position. Float reductions may
 be reassociated (``fastmath`` with NaN/inf semantics kept): results differ from the numpy
 reference by rounding only (tolerance in :mod:`.spec`).
 
