@@ -7,9 +7,10 @@ Run::
     PYTHONPATH=$PWD python benchmarks/quant.py --quick    # small shapes, a few seconds
 
 torch (``pip install torch==2.13.0``, CPU build) is optional: without it its column is
-skipped. Every result is checked against the numpy reference before it is timed. Times are
-medians of ``--repeats`` calls (best in brackets); this machine is shared, so compare the
-ratios printed in one run, not absolute times across runs.
+skipped. Every result is checked against the numpy reference. Times are medians of ``--repeats``
+calls (best in brackets), the three kernels called in turn so that they share the same
+background load; this machine is shared, so compare the ratios printed in one run, not
+absolute times across runs (``--threads 1`` is the least disturbed).
 
 "Weight stream" bandwidth = bytes of the stored weights (codes + scales + zero points for
 the quantized kernels, the fp32 matrix for numpy) / median time.
@@ -36,14 +37,23 @@ TARGET_BW_FRACTION = 0.60
 
 def timeit(fn: Callable[[], Any], repeats: int) -> tuple[float, float]:
     """(median, best) seconds of ``repeats`` calls after two warm-up calls."""
-    fn()
-    fn()
-    ts = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
+    return time_alternating({"f": fn}, repeats)["f"]
+
+
+def time_alternating(fns: dict[str, Callable[[], Any]], repeats: int
+                     ) -> dict[str, tuple[float, float]]:
+    """(median, best) seconds per function, calls interleaved round-robin so that every
+    function sees the same background load (this machine is shared)."""
+    for fn in fns.values():
         fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts), min(ts)
+        fn()
+    ts: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(repeats):
+        for k, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            ts[k].append(time.perf_counter() - t0)
+    return {k: (statistics.median(v), min(v)) for k, v in ts.items()}
 
 
 def triad_gbps(n: int, repeats: int) -> float:
@@ -86,22 +96,22 @@ def bench_shape(out: int, n_in: int, repeats: int, threads: int, bw: float) -> l
     err = hl.gemv_q.spec.error
     rows = []
 
-    y = hl.gemv_q(qw, x, device="numba")
-    med, best = timeit(lambda: hl.gemv_q(qw, x, device="numba"), repeats)
-    rows.append(dict(kernel="hetlab numba gemv_q W4 g128", med=med, best=best,
-                     bytes=qw.nbytes, err=err(y, ref)))
-
-    med, best = timeit(lambda: w @ x, repeats)
-    rows.append(dict(kernel="numpy fp32 W @ x", med=med, best=best, bytes=w.nbytes,
-                     err=err(w @ x, ref)))
-
+    fns: dict[str, Callable[[], Any]] = {
+        "hetlab": lambda: hl.gemv_q(qw, x, device="numba"),
+        "numpy": lambda: w @ x,
+    }
     t = torch_int4(qw, threads)
     if t is not None:
-        run, nbytes = t
-        y = run(x).float().numpy()[0]
-        med, best = timeit(lambda: run(x), repeats)
-        rows.append(dict(kernel="torch _weight_int4pack_mm_for_cpu", med=med, best=best,
-                         bytes=nbytes, err=err(y, ref)))
+        fns["torch"] = lambda: t[0](x)
+    times = time_alternating(fns, repeats)
+    rows.append(dict(kernel="hetlab numba gemv_q W4 g128", bytes=qw.nbytes,
+                     err=err(hl.gemv_q(qw, x, device="numba"), ref)))
+    rows.append(dict(kernel="numpy fp32 W @ x", bytes=w.nbytes, err=err(w @ x, ref)))
+    if t is not None:
+        rows.append(dict(kernel="torch _weight_int4pack_mm_for_cpu", bytes=t[1],
+                         err=err(t[0](x).float().numpy()[0], ref)))
+    for r, key in zip(rows, fns, strict=True):
+        r["med"], r["best"] = times[key]
     for r in rows:
         r.update(shape=f"{out}×{n_in}", gbps=r["bytes"] / r["med"] / 1e9)
         r["bw_frac"] = r["gbps"] / bw
