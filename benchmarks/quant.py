@@ -40,19 +40,21 @@ def timeit(fn: Callable[[], Any], repeats: int) -> tuple[float, float]:
     return time_alternating({"f": fn}, repeats)["f"]
 
 
-def time_alternating(fns: dict[str, Callable[[], Any]], repeats: int
+def time_alternating(fns: dict[str, Callable[[], Any]], repeats: int, rounds: int = 5
                      ) -> dict[str, tuple[float, float]]:
-    """(median, best) seconds per function, calls interleaved round-robin so that every
-    function sees the same background load (this machine is shared)."""
-    for fn in fns.values():
-        fn()
-        fn()
+    """(median, best) seconds per function over ``repeats`` calls, taken in ``rounds``
+    blocks per function in turn, so that every function sees the same background load
+    (this machine is shared). Each block starts with one untimed call: libraries whose
+    idle threads spin (OpenBLAS, OpenMP) otherwise slow the first call of the next one."""
     ts: dict[str, list[float]] = {k: [] for k in fns}
-    for _ in range(repeats):
+    per = max(1, repeats // rounds)
+    for _ in range(rounds):
         for k, fn in fns.items():
-            t0 = time.perf_counter()
             fn()
-            ts[k].append(time.perf_counter() - t0)
+            for _ in range(per):
+                t0 = time.perf_counter()
+                fn()
+                ts[k].append(time.perf_counter() - t0)
     return {k: (statistics.median(v), min(v)) for k, v in ts.items()}
 
 

@@ -150,3 +150,11 @@ def test_allocate_bits_bad_input(rng):
         quant.allocate_bits(layers, 4.0, importance=[1.0])
     with pytest.raises(hl.InvalidInputError, match=r"importance\[0\] must be"):
         quant.allocate_bits(layers, 4.0, importance=[np.ones(3), None, None, None])
+
+
+def test_allocate_bits_relative_errors_are_scale_free(rng):
+    w = rng.normal(0, 1, (32, 128))
+    plan = quant.allocate_bits([w, 100 * w], 4.0, candidates=(3, 4), relative=True)
+    np.testing.assert_allclose(plan.errors[0], plan.errors[1], rtol=1e-6)
+    absolute = quant.allocate_bits([w, 100 * w], 3.75, candidates=(3, 4))
+    assert absolute.bits == [3, 4]  # without normalization the big layer wins the bits
