@@ -12,9 +12,9 @@ How a row is computed (both kernels)::
 with the integer codes ``q`` decoded from their bit planes, the inner dots and the group
 sums of ``x`` in float32. The kernels read ``x`` in a permuted order (value ``j`` of
 first-plane word ``i`` of a group sits at ``x_perm[j * words + i]``) so the loop over the
-words of a group is a contiguous, vectorizable reduction for every bit position. Float reductions may
-be reassociated (``fastmath`` with NaN/inf semantics kept): results differ from the numpy
-reference by rounding only (tolerance in :mod:`.spec`).
+words of a group is a contiguous, vectorizable reduction for every bit position. Float
+reductions may be reassociated (``fastmath`` with NaN/inf semantics kept): results differ
+from the numpy reference by rounding only (tolerance in :mod:`.spec`).
 
 Indices into flat arrays are cast to unsigned so numba skips its negative-index wraparound,
 which otherwise turns the contiguous loads into gathers (measured: 8× slower).
