@@ -18,6 +18,13 @@ the quantized kernels, the fp32 matrix for numpy) / median time.
 
 from __future__ import annotations
 
+import os
+
+# Idle OpenMP threads (numba's "omp" layer, torch) spin for a while after each parallel
+# region; on a 2-core machine they steal the cores of the next library's call. Passive
+# waiting makes the side-by-side timings fair (set before numpy, numba or torch load).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import argparse
 import statistics
 import time
