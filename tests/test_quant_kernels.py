@@ -131,3 +131,44 @@ def test_import_hetlab_does_not_import_numba():
     code = "import sys, hetlab; from hetlab import quant; print('numba' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# --- dispatch of array containers (the spine change for QuantizedMatrix) -----------------
+
+
+class _FakeDeviceArray:
+    shape = (1,)
+
+
+_FakeDeviceArray.__module__ = "cupy._core.core"
+
+
+class _Box:
+    def __init__(self, *arrays):
+        self.arrays = arrays
+
+    def hetlab_arrays(self):
+        return self.arrays
+
+
+def test_container_lives_where_its_arrays_live():
+    from hetlab.core.dispatch import _owner
+
+    assert _owner(_Box(np.ones(2), np.ones(3))) == "host"
+    assert _owner(_Box(_FakeDeviceArray(), _FakeDeviceArray())) == "cupy"
+    with pytest.raises(hl.DeviceMismatchError, match="different devices"):
+        _owner(_Box(np.ones(2), _FakeDeviceArray()))
+
+
+def test_move_arrays_maps_every_array_of_a_container(qw):
+    from hetlab.core.dispatch import move_arrays
+
+    class CopyingBackend:
+        def to_device(self, a):
+            return np.array(a, copy=True)
+
+    moved = move_arrays(hl.gemv_q.spec, CopyingBackend(), {"qw": qw, "x": np.ones(96)})
+    assert isinstance(moved["qw"], quant.QuantizedMatrix) and moved["qw"] is not qw
+    assert moved["qw"].qweight is not qw.qweight
+    np.testing.assert_array_equal(moved["qw"].qweight, qw.qweight)
+    np.testing.assert_array_equal(moved["qw"].zeros, qw.zeros)
