@@ -2,7 +2,7 @@
 
 >>> import hetlab as hl
 >>> sorted(hl.kernel_names())
-['ball_query', 'fps', 'fps_knn', 'knn', 'voxel_downsample']
+['ball_query', 'fps', 'fps_knn', 'gemm_q', 'gemv_q', 'knn', 'voxel_downsample']
 
 Importing hetlab imports neither numba kernels, cupy nor pynq: backends are probed, and
 implementations imported, on first use.
