@@ -2,14 +2,14 @@
 
 >>> import hetlab as hl
 >>> sorted(hl.kernel_names())
-['ball_query', 'fps', 'fps_knn', 'knn', 'voxel_downsample']
+['ball_query', 'fps', 'fps_knn', 'gemm_q', 'gemv_q', 'knn', 'voxel_downsample']
 
 Importing hetlab imports neither numba kernels, cupy nor pynq: backends are probed, and
 implementations imported, on first use.
 """
 
 from . import backends as _backends  # noqa: F401  (registers the backends)
-from . import viz
+from . import quant, viz
 from .check import check
 from .core.registry import available_backends, backend_names, kernel_names
 from .devices import devices, set_threads
@@ -22,6 +22,7 @@ from .errors import (
     VerificationError,
 )
 from .kernels.pointcloud import ball_query, fps, fps_knn, knn, make_cloud, voxel_downsample
+from .kernels.quant import gemm_q, gemv_q
 from .recorded import record
 from .results import load, save
 from .sweep import compare
@@ -42,6 +43,7 @@ __all__ = [
     "viz", "widgets", "check", "record", "devices", "set_threads", "compare", "load", "save",
     "available_backends", "backend_names", "kernel_names",
     "fps", "knn", "ball_query", "fps_knn", "voxel_downsample", "make_cloud",
+    "quant", "gemv_q", "gemm_q",
     "HetlabError", "InvalidInputError", "DeviceMismatchError", "BackendUnavailable",
     "KernelNotSupported", "VerificationError",
 ]

@@ -23,7 +23,19 @@ _HOST = "host"
 
 
 def _owner(value: Any) -> str:
-    """Return "host" for NumPy arrays and array-likes, else the module family ("cupy", …)."""
+    """Return "host" for NumPy arrays and array-likes, else the module family ("cupy", …).
+
+    A container of arrays (an object with ``hetlab_arrays()`` and ``map_arrays(fn)``, such
+    as :class:`hetlab.quant.QuantizedMatrix`) lives where its arrays live.
+    """
+    if hasattr(value, "hetlab_arrays"):
+        places = {_owner(a) for a in value.hetlab_arrays()}
+        if len(places) > 1:
+            raise DeviceMismatchError(
+                f"{type(value).__name__}: its arrays live on different devices "
+                f"({', '.join(sorted(places))}); build it from arrays on one device."
+            )
+        return places.pop() if places else _HOST
     if isinstance(value, np.ndarray) or not hasattr(value, "shape"):
         return _HOST
     return type(value).__module__.split(".")[0]
@@ -70,8 +82,13 @@ def move_arrays(
     """Return ``kwargs`` with the spec's array arguments copied to ``backend``'s device."""
     moved = dict(kwargs)
     for name in spec.arrays:
-        if name in moved and moved[name] is not None:
-            moved[name] = backend.to_device(moved[name])
+        value = moved.get(name)
+        if value is None:
+            continue
+        if hasattr(value, "map_arrays"):  # a container of arrays (QuantizedMatrix)
+            moved[name] = value.map_arrays(backend.to_device)
+        else:
+            moved[name] = backend.to_device(value)
     return moved
 
 

@@ -1,0 +1,178 @@
+"""W4 g128 GEMV: hetlab numba ``gemv_q`` vs numpy fp32 ``W @ x`` vs torch's int4 CPU kernel,
+and as a fraction of the STREAM-triad bandwidth measured in the same run.
+
+Run::
+
+    PYTHONPATH=$PWD python benchmarks/quant.py            # 4096×4096 and 4096×11008
+    PYTHONPATH=$PWD python benchmarks/quant.py --quick    # small shapes, a few seconds
+
+torch (``pip install torch==2.13.0``, CPU build) is optional: without it its column is
+skipped. Every result is checked against the numpy reference. Times are medians of ``--repeats``
+calls (best in brackets), the three kernels called in turn so that they share the same
+background load; this machine is shared, so compare the ratios printed in one run, not
+absolute times across runs (``--threads 1`` is the least disturbed).
+
+"Weight stream" bandwidth = bytes of the stored weights (codes + scales + zero points for
+the quantized kernels, the fp32 matrix for numpy) / median time.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Idle OpenMP threads (numba's "omp" layer, torch) spin for a while after each parallel
+# region; on a 2-core machine they steal the cores of the next library's call. Passive
+# waiting makes the side-by-side timings fair (set before numpy, numba or torch load).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import hetlab as hl
+from hetlab import quant
+from hetlab.kernels.quant import reference
+from hetlab.kernels.quant.spec import TOLERANCE
+
+TARGET_VS_TORCH = 2.0
+TARGET_BW_FRACTION = 0.60
+
+
+def timeit(fn: Callable[[], Any], repeats: int) -> tuple[float, float]:
+    """(median, best) seconds of ``repeats`` calls after two warm-up calls."""
+    return time_alternating({"f": fn}, repeats)["f"]
+
+
+def time_alternating(fns: dict[str, Callable[[], Any]], repeats: int, rounds: int = 5
+                     ) -> dict[str, tuple[float, float]]:
+    """(median, best) seconds per function over ``repeats`` calls, taken in ``rounds``
+    blocks per function in turn, so that every function sees the same background load
+    (this machine is shared). Each block starts with one untimed call: libraries whose
+    idle threads spin (OpenBLAS, OpenMP) otherwise slow the first call of the next one."""
+    ts: dict[str, list[float]] = {k: [] for k in fns}
+    per = max(1, repeats // rounds)
+    for _ in range(rounds):
+        for k, fn in fns.items():
+            fn()
+            for _ in range(per):
+                t0 = time.perf_counter()
+                fn()
+                ts[k].append(time.perf_counter() - t0)
+    return {k: (statistics.median(v), min(v)) for k, v in ts.items()}
+
+
+def triad_gbps(n: int, repeats: int) -> float:
+    """STREAM triad a = b + 3c with a numba prange loop on all numba threads, GB/s (best)."""
+    from hetlab.backends._triad import triad
+
+    b, c, a = np.ones(n), np.ones(n), np.empty(n)
+    _, best = timeit(lambda: triad(a, b, c, 3.0), repeats)
+    return 24 * n / best / 1e9
+
+
+def torch_int4(qw: quant.QuantizedMatrix, threads: int) -> tuple[Callable[..., Any], int] | None:
+    """torch's int4 CPU GEMV on the same codes/scales/zeros, or None without torch."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(threads)
+    codes = torch.from_numpy(qw.codes()[:, : qw.in_features].astype(np.int32))
+    packed = torch._convert_weight_to_int4pack_for_cpu(codes, 1)
+    s = qw.scales.astype(np.float32)
+    z = qw.zeros.astype(np.float32)
+    # torch dequantizes (q - 8) * scale + zero; ours is (q - z) * s, so zero = (8 - z) * s
+    sz = np.ascontiguousarray(np.stack([s.T, ((8 - z) * s).T], axis=-1))
+    sz_t = torch.from_numpy(sz).to(torch.bfloat16)
+
+    def run(x: np.ndarray) -> np.ndarray:
+        xb = torch.from_numpy(x[None, :]).to(torch.bfloat16)
+        return torch._weight_int4pack_mm_for_cpu(xb, packed, qw.group_size, sz_t)
+
+    return run, int(packed.numel() * packed.element_size() + sz_t.numel() * 2)
+
+
+def bench_shape(out: int, n_in: int, repeats: int, threads: int, bw: float) -> list[dict]:
+    rng = np.random.default_rng([out, n_in])
+    w = rng.normal(0.0, 0.02, (out, n_in)).astype(np.float32)
+    x = rng.standard_normal(n_in).astype(np.float32)
+    qw = quant.quantize(w, bits=4, group_size=128)
+    ref = reference.gemv_q(qw, x)
+    err = hl.gemv_q.spec.error
+    rows = []
+
+    fns: dict[str, Callable[[], Any]] = {
+        "hetlab": lambda: hl.gemv_q(qw, x, device="numba"),
+        "numpy": lambda: w @ x,
+    }
+    t = torch_int4(qw, threads)
+    if t is not None:
+        fns["torch"] = lambda: t[0](x)
+    times = time_alternating(fns, repeats)
+    rows.append(dict(kernel="hetlab numba gemv_q W4 g128", bytes=qw.nbytes,
+                     err=err(hl.gemv_q(qw, x, device="numba"), ref)))
+    rows.append(dict(kernel="numpy fp32 W @ x", bytes=w.nbytes, err=err(w @ x, ref)))
+    if t is not None:
+        rows.append(dict(kernel="torch _weight_int4pack_mm_for_cpu", bytes=t[1],
+                         err=err(t[0](x).float().numpy()[0], ref)))
+    for r, key in zip(rows, fns, strict=True):
+        r["med"], r["best"] = times[key]
+    for r in rows:
+        r.update(shape=f"{out}×{n_in}", gbps=r["bytes"] / r["med"] / 1e9)
+        r["bw_frac"] = r["gbps"] / bw
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small shapes, few repeats")
+    ap.add_argument("--repeats", type=int, default=None)
+    ap.add_argument("--threads", type=int, default=None, help="default: all numba threads")
+    args = ap.parse_args(argv)
+
+    import numba
+
+    threads = args.threads or numba.config.NUMBA_NUM_THREADS
+    numba.set_num_threads(threads)
+    shapes = [(1024, 1024), (1024, 2816)] if args.quick else [(4096, 4096), (4096, 11008)]
+    repeats = args.repeats or (5 if args.quick else 50)
+    bw = triad_gbps(2_000_000 if args.quick else 8_000_000, 3 if args.quick else 10)
+    print(f"threads {threads}; STREAM triad (numba prange, measured now): {bw:.1f} GB/s")
+    print(f"{'shape':<11} {'kernel':<34} {'median ms':>9} {'(best)':>8} {'GB/s':>6} "
+          f"{'of triad':>8} {'error':>8}")
+    print("(error: max |y − y_ref| / max |y_ref| against the numpy reference of the W4 matrix)")
+    all_rows = []
+    for out, n_in in shapes:
+        rows = bench_shape(out, n_in, repeats, threads, bw)
+        all_rows += rows
+        for r in rows:
+            ok = ("  (unquantized W)" if "fp32" in r["kernel"] else
+                  "  (bf16 activations)" if "torch" in r["kernel"] else
+                  "" if r["err"] <= TOLERANCE else "  (WRONG: above the kernel's tolerance)")
+            print(f"{r['shape']:<11} {r['kernel']:<34} {r['med'] * 1e3:9.3f} "
+                  f"({r['best'] * 1e3:6.3f}) {r['gbps']:6.1f} {r['bw_frac']:8.0%} "
+                  f"{r['err']:8.1e}{ok}")
+    print("\nratios (median times; > 1 means hetlab is faster):")
+    for out, n_in in shapes:
+        shape = f"{out}×{n_in}"
+        by = {r["kernel"].split()[0]: r for r in all_rows if r["shape"] == shape}
+        h = by["hetlab"]
+        line = f"  {shape:<11} vs numpy fp32 {by['numpy']['med'] / h['med']:5.2f}×"
+        if "torch" in by:
+            ratio = by["torch"]["med"] / h["med"]
+            met = "met" if ratio >= TARGET_VS_TORCH else "NOT met"
+            line += f"   vs torch int4 {ratio:5.2f}× (target ≥ {TARGET_VS_TORCH:g}×: {met})"
+        else:
+            line += "   vs torch int4: skipped (torch not installed)"
+        met = "met" if h["bw_frac"] >= TARGET_BW_FRACTION else "NOT met"
+        line += f"   weight stream {h['bw_frac']:.0%} of triad (target ≥ 60%: {met})"
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,85 @@
+"""Public quantized kernels: ``hl.gemv_q`` and ``hl.gemm_q``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...backends.base import Backend
+from ...core.dispatch import run
+from ...core.registry import register_impl, register_kernel
+from ...quant.formats import QuantizedMatrix
+from .spec import GEMM_Q, GEMV_Q
+
+__all__ = ["gemv_q", "gemm_q"]
+
+Device = str | Backend | None
+
+for _spec in (GEMV_Q, GEMM_Q):
+    register_kernel(_spec)
+    register_impl(_spec.name, "numba", f"hetlab.kernels.quant.numba:{_spec.name}")
+    register_impl(_spec.name, "cupy", f"hetlab.kernels.quant.cuda:{_spec.name}")
+
+
+def gemv_q(qw: QuantizedMatrix, x: Any, *, device: Device = None,
+           keep_on_device: bool = False) -> np.ndarray:
+    """Quantized matrix–vector product ``y = W x`` with W in a group-wise integer format.
+
+    Fused on the compiled backends: codes are unpacked and dequantized group by group while
+    the dot products run; the weights are never expanded to a float matrix.
+    Accumulation is float32 (see :mod:`hetlab.kernels.quant.spec` for the tolerance).
+
+    Parameters
+    ----------
+    qw : QuantizedMatrix of shape (out, in)
+        From :func:`hetlab.quant.quantize` (bits 8, 4, 3 or 2).
+    x : array-like of shape (in,), float16/float32/float64
+        Activations ("A16": float16 is exact; float64 is rounded to float32); finite.
+    device : {"numpy", "numba", "cupy"} or Backend, optional
+        Default: where the arrays live (host → the numpy reference). "cupy" runs the
+        numba.cuda kernel on CuPy arrays (tested in numba's CUDA simulator only).
+    keep_on_device : bool, default False
+
+    Returns
+    -------
+    ndarray of shape (out,), float32
+
+    Raises
+    ------
+    InvalidInputError
+        qw not a QuantizedMatrix; x of the wrong length, dtype or with NaN/inf.
+
+    Examples
+    --------
+    >>> import numpy as np, hetlab as hl
+    >>> from hetlab import quant
+    >>> w = np.arange(-64, 64, dtype=np.float32).reshape(2, 64) / 64
+    >>> qw = quant.quantize(w, bits=8, group_size=64)
+    >>> x = np.ones(64, dtype=np.float32)
+    >>> np.allclose(hl.gemv_q(qw, x), w.sum(axis=1), atol=0.05)
+    True
+    """
+    return run(GEMV_Q, device, keep_on_device, qw=qw, x=x)
+
+
+def gemm_q(qw: QuantizedMatrix, X: Any, *, device: Device = None,
+           keep_on_device: bool = False) -> np.ndarray:
+    """Quantized small-batch product ``Y = X Wᵀ`` ("flat GEMM", 1–64 rows of X).
+
+    Parameters
+    ----------
+    qw : QuantizedMatrix of shape (out, in)
+    X : array-like of shape (m, in), 1 ≤ m ≤ 64, float16/float32/float64
+    device, keep_on_device
+        As in :func:`gemv_q`.
+
+    Returns
+    -------
+    ndarray of shape (m, out), float32
+    """
+    return run(GEMM_Q, device, keep_on_device, qw=qw, X=X)
+
+
+gemv_q.spec = GEMV_Q  # type: ignore[attr-defined]
+gemm_q.spec = GEMM_Q  # type: ignore[attr-defined]

@@ -1,0 +1,145 @@
+"""GPU kernels of the quantized GEMV/GEMM (numba.cuda), run on CuPy arrays.
+
+One thread block per output row; its threads stride over the row's first-plane words, each
+decoding one word (4–16 codes) and accumulating ``s_g · Σ q·x`` for the word's group; the
+zero-point term ``s_g · z_g · Σ_g x`` is added per group, then the block reduces in shared
+memory. ``x`` is read in natural order (value ``j`` of first-plane word ``i`` of a group is
+weight ``per·i + j``; for 3-bit its high bit is bit ``16·(i % 2) + j`` of high-plane word
+``i // 2``). Float32 accumulation, float16 scales decoded through a lookup table.
+
+Tested without a GPU under numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``), where
+:func:`launch_gemv` / :func:`launch_gemm` take NumPy arrays.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import cuda, float32, uint32
+
+from ...quant.formats import QuantizedMatrix
+
+__all__ = ["gemv_q", "gemm_q", "launch_gemv", "launch_gemm", "THREADS", "MAX_M"]
+
+THREADS = 128
+MAX_M = 64
+_F16 = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float32)
+
+
+@cuda.jit(device=True, inline=True)
+def _word_dot(qweight, r, g, i, wpg, nwp, bits, x, xb):  # pragma: no cover - device code
+    """Σ_j q_j x_j over the codes of first-plane word i of group g (natural x order)."""
+    pb = 2 if bits == 3 else bits
+    per = 32 // pb
+    mask = uint32((1 << pb) - 1)
+    w = uint32(qweight[r, g * wpg + i])
+    hi = uint32(0)
+    if bits == 3:
+        hi = uint32(qweight[r, g * wpg + nwp + i // 2]) >> uint32(16 * (i % 2))
+    acc = float32(0)
+    for j in range(per):
+        q = (w >> uint32(pb * j)) & mask
+        if bits == 3:
+            q |= ((hi >> uint32(j)) & uint32(1)) << uint32(2)
+        acc += float32(q) * x[xb + per * i + j]
+    return acc
+
+
+@cuda.jit
+def _gemv_kernel(qweight, scales, zeros, zsym, x, xsum, table, gs, bits, out):  # pragma: no cover
+    r = cuda.blockIdx.x
+    tid = cuda.threadIdx.x
+    ng = scales.shape[1]
+    pb = 2 if bits == 3 else bits
+    nwp = gs * pb // 32
+    wpg = gs * bits // 32
+    acc = float32(0)
+    for k in range(tid, ng * nwp, THREADS):
+        g = k // nwp
+        acc += table[scales[r, g]] * _word_dot(qweight, r, g, k % nwp, wpg, nwp, bits, x,
+                                               g * gs)
+    for g in range(tid, ng, THREADS):
+        z = table[zeros[r, g]] if zeros.shape[0] > 0 else zsym
+        acc -= table[scales[r, g]] * z * xsum[g]
+    sm = cuda.shared.array(THREADS, float32)
+    sm[tid] = acc
+    cuda.syncthreads()
+    step = THREADS // 2
+    while step > 0:
+        if tid < step:
+            sm[tid] += sm[tid + step]
+        cuda.syncthreads()
+        step //= 2
+    if tid == 0:
+        out[r] = sm[0]
+
+
+@cuda.jit
+def _gemm_kernel(qweight, scales, zeros, zsym, X, xsum, table, gs, bits, out):  # pragma: no cover
+    r = cuda.blockIdx.x
+    t = cuda.blockIdx.y  # one block per (row, activation row)
+    tid = cuda.threadIdx.x
+    ng = scales.shape[1]
+    pb = 2 if bits == 3 else bits
+    nwp = gs * pb // 32
+    wpg = gs * bits // 32
+    x = X[t]
+    acc = float32(0)
+    for k in range(tid, ng * nwp, THREADS):
+        g = k // nwp
+        acc += table[scales[r, g]] * _word_dot(qweight, r, g, k % nwp, wpg, nwp, bits, x,
+                                               g * gs)
+    for g in range(tid, ng, THREADS):
+        z = table[zeros[r, g]] if zeros.shape[0] > 0 else zsym
+        acc -= table[scales[r, g]] * z * xsum[t, g]
+    sm = cuda.shared.array(THREADS, float32)
+    sm[tid] = acc
+    cuda.syncthreads()
+    step = THREADS // 2
+    while step > 0:
+        if tid < step:
+            sm[tid] += sm[tid + step]
+        cuda.syncthreads()
+        step //= 2
+    if tid == 0:
+        out[t, r] = sm[0]
+
+
+def _args(qw: QuantizedMatrix, xp: Any) -> tuple:
+    scales = qw.scales.view(xp.uint16)
+    zeros = (xp.zeros((0, 0), xp.uint16) if qw.zeros is None else qw.zeros.view(xp.uint16))
+    return (qw.qweight, scales, zeros, np.float32(2 ** (qw.bits - 1)))
+
+
+def launch_gemv(qw: QuantizedMatrix, x: Any, xp: Any = np) -> Any:
+    """Run the GEMV kernel; arrays of ``qw`` and ``x`` (padded_in,) float32 in module ``xp``."""
+    xsum = x.reshape(-1, qw.group_size).sum(axis=1, dtype=xp.float32)
+    out = xp.empty(qw.out_features, dtype=xp.float32)
+    _gemv_kernel[qw.out_features, THREADS](*_args(qw, xp), x, xsum, xp.asarray(_F16),
+                                           qw.group_size, qw.bits, out)
+    return out
+
+
+def launch_gemm(qw: QuantizedMatrix, X: Any, xp: Any = np) -> Any:
+    """Run the GEMM kernel; ``X`` (m, padded_in) float32 in module ``xp``."""
+    m = X.shape[0]
+    xsum = X.reshape(m, -1, qw.group_size).sum(axis=2, dtype=xp.float32)
+    out = xp.empty((m, qw.out_features), dtype=xp.float32)
+    _gemm_kernel[(qw.out_features, m), THREADS](*_args(qw, xp), X, xsum, xp.asarray(_F16),
+                                                qw.group_size, qw.bits, out)
+    return out
+
+
+def gemv_q(qw: QuantizedMatrix, x: Any) -> Any:
+    """CuPy implementation of ``hl.gemv_q`` (arrays already on the GPU)."""
+    import cupy
+
+    return launch_gemv(qw, x, cupy)
+
+
+def gemm_q(qw: QuantizedMatrix, X: Any) -> Any:
+    """CuPy implementation of ``hl.gemm_q`` (arrays already on the GPU)."""
+    import cupy
+
+    return launch_gemm(qw, X, cupy)

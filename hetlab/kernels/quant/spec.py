@@ -1,0 +1,139 @@
+"""Quantized-kernel specs: validation, generated cases, error metric, cost model.
+
+Tolerance
+---------
+The fused kernels accumulate in float32 (group dots, then the scaled sum over groups) with
+reassociation allowed; the reference is float64 rounded to float32. The error is
+``max |y - y_ref| / max |y_ref|`` over the output; the tolerance, 1e-4, is about 50× the
+worst values measured on random 4096-wide rows (~2e-7 … 4e-7) and far below any decoding
+mistake (a wrong code shifts an output by ~1/√n of its scale, ≥ 1e-3 here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ...core.spec import Cost, KernelSpec
+from ...core.validation import array_module
+from ...errors import InvalidInputError
+from ...quant.formats import QuantizedMatrix, quantize
+from . import reference
+
+__all__ = ["GEMV_Q", "GEMM_Q", "TOLERANCE", "MAX_ROWS", "make_quantized"]
+
+TOLERANCE = 1e-4
+#: most rows of X a gemm_q call takes ("flat GEMM": decode-bound small batches)
+MAX_ROWS = 64
+
+
+def make_quantized(out: int, n_in: int, rng: np.random.Generator, *, bits: int = 4,
+                   group_size: int = 128, symmetric: bool = False) -> QuantizedMatrix:
+    """A quantized Gaussian matrix (σ = 0.02, like transformer weights) of shape (out, n_in)."""
+    w = rng.normal(0.0, 0.02, (out, n_in)).astype(np.float32)
+    return quantize(w, bits=bits, group_size=group_size, symmetric=symmetric)
+
+
+def _check_qw(kernel: str, qw: Any) -> QuantizedMatrix:
+    if not isinstance(qw, QuantizedMatrix):
+        raise InvalidInputError(
+            f"{kernel}: qw must be a QuantizedMatrix (from hetlab.quant.quantize); got "
+            f"{type(qw).__name__}."
+        )
+    return qw
+
+
+def _check_activations(kernel: str, name: str, a: Any, qw: QuantizedMatrix, ndim: int) -> Any:
+    """Float activations with last axis in_features → float32, zero-padded to padded_in."""
+    xp = array_module(a)
+    arr = xp.asarray(a)
+    if arr.dtype.kind != "f":
+        raise InvalidInputError(
+            f"{kernel}: {name} must be a float16/float32/float64 array; got dtype {arr.dtype}."
+        )
+    want = "(in_features,)" if ndim == 1 else f"(m, in_features) with 1 ≤ m ≤ {MAX_ROWS}"
+    bad_rows = ndim == 2 and not 1 <= (arr.shape[0] if arr.ndim == 2 else 0) <= MAX_ROWS
+    if arr.ndim != ndim or arr.shape[-1] != qw.in_features or bad_rows:
+        raise InvalidInputError(
+            f"{kernel}: {name} must have shape {want} = {qw.in_features}; got shape "
+            f"{tuple(arr.shape)}."
+        )
+    if not bool(xp.isfinite(arr).all()):
+        raise InvalidInputError(f"{kernel}: {name} must be finite; got NaN or inf values.")
+    arr = arr.astype(xp.float32, copy=False)
+    pad = qw.padded_in - qw.in_features
+    if pad:
+        widths = [(0, 0)] * (ndim - 1) + [(0, pad)]
+        arr = xp.pad(arr, widths)
+    return xp.ascontiguousarray(arr)
+
+
+def _validate_gemv(qw: Any, x: Any) -> dict[str, Any]:
+    q = _check_qw("gemv_q", qw)
+    return {"qw": q, "x": _check_activations("gemv_q", "x", x, q, 1)}
+
+
+def _validate_gemm(qw: Any, X: Any) -> dict[str, Any]:
+    q = _check_qw("gemm_q", qw)
+    return {"qw": q, "X": _check_activations("gemm_q", "X", X, q, 2)}
+
+
+def _rel_error(result: Any, expected: Any) -> float:
+    """max |result − expected| / max |expected|; inf when shapes differ, 0 for all-zero."""
+    r, e = np.asarray(result, np.float64), np.asarray(expected, np.float64)
+    if r.shape != e.shape:
+        return float("inf")
+    if not e.size:
+        return 0.0
+    diff = float(np.max(np.abs(r - e)))
+    scale = float(np.max(np.abs(e)))
+    return diff / scale if scale > 0 else diff
+
+
+def _cost(a: Mapping[str, Any], key: str) -> Cost:
+    qw: QuantizedMatrix = a["qw"]
+    act = a[key]
+    m = 1 if act.ndim == 1 else act.shape[0]
+    out, n_in = qw.shape
+    # weights (codes, scales, zeros) once, activations once (as given), outputs once (fp32)
+    return Cost(flops=2.0 * m * out * n_in,
+                bytes=float(qw.nbytes + act.nbytes + 4 * m * out))
+
+
+def _gemv_case(size: int, rng: np.random.Generator) -> dict[str, Any]:
+    return {"qw": make_quantized(size, size, rng),
+            "x": rng.standard_normal(size).astype(np.float32)}
+
+
+def _gemm_case(size: int, rng: np.random.Generator) -> dict[str, Any]:
+    return {"qw": make_quantized(size, size, rng),
+            "X": rng.standard_normal((8, size)).astype(np.float32)}
+
+
+GEMV_Q = KernelSpec(
+    name="gemv_q",
+    validate=_validate_gemv,
+    reference=reference.gemv_q,
+    error=_rel_error,
+    tolerance=TOLERANCE,
+    make_case=_gemv_case,
+    cost=lambda a: _cost(a, "x"),
+    arrays=("qw", "x"),
+    size_unit="rows",
+    description="fused dequantize + GEMV, W{8,4,3,2}A16, fp32 accumulate (case: W4 g128, n×n)",
+)
+
+GEMM_Q = KernelSpec(
+    name="gemm_q",
+    validate=_validate_gemm,
+    reference=reference.gemm_q,
+    error=_rel_error,
+    tolerance=TOLERANCE,
+    make_case=_gemm_case,
+    cost=lambda a: _cost(a, "X"),
+    arrays=("qw", "X"),
+    size_unit="rows",
+    description="fused dequantize + flat GEMM (1–64 rows), fp32 accumulate (case: W4 g128, 8 rows)",
+)

@@ -1,0 +1,20 @@
+"""Weight quantization: group-wise integer formats (W8/W4/W3/W2), calibration, mixed precision.
+
+>>> import numpy as np
+>>> from hetlab import quant
+>>> qw = quant.quantize(np.ones((4, 128), np.float32), bits=4, group_size=128)
+>>> qw.shape, qw.bits_per_weight
+((4, 128), 4.25)
+
+The fused kernels that use these formats are ``hl.gemv_q`` and ``hl.gemm_q``.
+"""
+
+from .calibrate import ScaledQuantizedMatrix, calibrate_awq, mbq_token_weights, output_error
+from .formats import BITS, QuantizedMatrix, pack_codes, quantize, unpack_codes
+from .mixed import BitPlan, allocate_bits, channel_importance
+
+__all__ = [
+    "BITS", "QuantizedMatrix", "quantize", "pack_codes", "unpack_codes",
+    "ScaledQuantizedMatrix", "calibrate_awq", "mbq_token_weights", "output_error",
+    "BitPlan", "allocate_bits", "channel_importance",
+]

