@@ -2,7 +2,7 @@
 
 >>> import hetlab as hl
 >>> sorted(hl.kernel_names())
-['ball_query', 'fps', 'fps_knn', 'knn', 'voxel_downsample']
+['ball_query', 'fps', 'fps_knn', 'knn', 'sddmm', 'spmm', 'spmv', 'voxel_downsample']
 
 Importing hetlab imports neither numba kernels, cupy nor pynq: backends are probed, and
 implementations imported, on first use.
@@ -45,3 +45,9 @@ __all__ = [
     "HetlabError", "InvalidInputError", "DeviceMismatchError", "BackendUnavailable",
     "KernelNotSupported", "VerificationError",
 ]
+
+# the sparse family: formats (hetlab.sparse) and kernels
+from . import sparse  # noqa: E402
+from .kernels.sparse import sddmm, spmm, spmv  # noqa: E402
+
+__all__ += ["sparse", "spmv", "spmm", "sddmm"]

@@ -3,6 +3,11 @@
 Policy (docs/ARCHITECTURE.md): host inputs run on the host unless a device is asked for;
 device inputs run on their device; a device array never moves silently to another device;
 results come back as the caller's array type unless ``keep_on_device=True``.
+
+An argument or result may also be a *container of arrays* (a sparse matrix): any object with a
+``map_arrays(fn)`` method returning a copy with ``fn`` applied to each of its arrays. Dispatch
+locates, moves and returns containers part by part. ``scipy.sparse`` objects count as host
+data and ``cupyx.scipy.sparse`` ones as cupy data.
 """
 
 from __future__ import annotations
@@ -22,11 +27,24 @@ __all__ = ["run", "resolve_backend", "map_arrays", "move_arrays"]
 _HOST = "host"
 
 
+_FAMILIES = {"scipy": _HOST, "cupyx": "cupy"}
+
+
 def _owner(value: Any) -> str:
-    """Return "host" for NumPy arrays and array-likes, else the module family ("cupy", …)."""
-    if isinstance(value, np.ndarray) or not hasattr(value, "shape"):
+    """Return "host" for NumPy arrays and array-likes, else the module family ("cupy", …).
+
+    A container (``map_arrays`` method) is owned by the family of its arrays.
+    """
+    if isinstance(value, np.ndarray):
         return _HOST
-    return type(value).__module__.split(".")[0]
+    if callable(getattr(value, "map_arrays", None)):
+        found: set[str] = set()
+        value.map_arrays(lambda a: found.add(_owner(a)) or a)
+        return found.pop() if len(found) == 1 else _HOST if not found else "mixed"
+    if not hasattr(value, "shape"):
+        return _HOST
+    family = type(value).__module__.split(".")[0]
+    return _FAMILIES.get(family, family)
 
 
 def resolve_backend(
@@ -56,9 +74,11 @@ def resolve_backend(
 
 
 def map_arrays(fn: Any, result: Any) -> Any:
-    """Apply ``fn`` to every array in a result (an array, or a tuple of arrays)."""
+    """Apply ``fn`` to every array in a result (an array, a container, or a tuple of them)."""
     if isinstance(result, tuple):
         return tuple(map_arrays(fn, r) for r in result)
+    if callable(getattr(result, "map_arrays", None)):
+        return result.map_arrays(fn)
     if hasattr(result, "shape"):
         return fn(result)
     return result
@@ -71,7 +91,7 @@ def move_arrays(
     moved = dict(kwargs)
     for name in spec.arrays:
         if name in moved and moved[name] is not None:
-            moved[name] = backend.to_device(moved[name])
+            moved[name] = map_arrays(backend.to_device, moved[name])
     return moved
 
 
