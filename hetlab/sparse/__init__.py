@@ -23,7 +23,10 @@ scipy and CuPy are imported only when a conversion needs them.
 from .blocked import BSR, ELL, SELL
 from .convert import coo, csr
 from .coo import COO
+from .csf import CSF
 from .csr import CSR
+from .einsum import einsum, explain
 from .generate import make_matrix
 
-__all__ = ["CSR", "COO", "BSR", "ELL", "SELL", "csr", "coo", "make_matrix"]
+__all__ = ["CSR", "COO", "BSR", "ELL", "SELL", "CSF", "csr", "coo", "make_matrix", "einsum",
+           "explain"]
