@@ -1,8 +1,9 @@
 """hetlab: one kernel API over numpy, numba, cupy and FPGA backends, one measurement harness.
 
 >>> import hetlab as hl
->>> sorted(hl.kernel_names())
-['ball_query', 'fps', 'fps_knn', 'knn', 'sddmm', 'spmm', 'spmv', 'voxel_downsample']
+>>> sorted(hl.kernel_names())  # doctest: +NORMALIZE_WHITESPACE
+['ball_query', 'fps', 'fps_knn', 'knn', 'sddmm', 'sparse_conv3d', 'spmm', 'spmv',
+ 'voxel_downsample']
 
 Importing hetlab imports neither numba kernels, cupy nor pynq: backends are probed, and
 implementations imported, on first use.
@@ -51,3 +52,6 @@ from . import sparse  # noqa: E402
 from .kernels.sparse import sddmm, spmm, spmv  # noqa: E402
 
 __all__ += ["sparse", "spmv", "spmm", "sddmm"]
+from .kernels.sparseconv import sparse_conv3d  # noqa: E402
+
+__all__ += ["sparse_conv3d"]
