@@ -3,9 +3,12 @@
 Prints, per matrix, the best of ``--repeats`` timings of each, the speedup (scipy time / numba
 time), the bandwidth each reaches on the compulsory bytes of the cost model (matrix arrays +
 vector in + vector out) and that bandwidth as a fraction of a STREAM triad (numba ``prange``
-loop, all numba threads) measured in the same run, just before. Targets (issue 7, 2 cores):
-spmv ≥ 90% of the triad on the banded and Laplacian matrices; numba no slower than scipy on any
-matrix; spmm ≥ 2× scipy at 16 columns. Reached vs target is printed, never asserted.
+loop, all numba threads) measured in the same run. Scipy, numba and the triad are timed
+round-robin (best of each), so each row compares figures taken under the same machine load.
+
+Targets (issue 7, 2 cores): spmv ≥ 90% of the triad on the banded and Laplacian matrices;
+numba no slower than scipy on any matrix; spmm ≥ 2× scipy at 16 columns. Reached vs target
+is printed, never asserted.
 
     python benchmarks/sparse.py            # 2M×2M matrices (~32M nonzeros), ~2 GB of memory
     python benchmarks/sparse.py --quick    # 200k rows: seconds (the smoke test runs this)
@@ -32,24 +35,34 @@ SPMV_TARGET_FRACTION = 0.90  # banded and Laplacian, of the measured triad
 SPMM16_TARGET_SPEEDUP = 2.0
 
 
-def best_time(fn: Callable[[], Any], repeats: int) -> float:
-    """Best wall time of ``repeats`` calls after one untimed call (seconds)."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
+def interleaved(fns: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
+    """Best wall time of each function, called round-robin ``repeats`` times after one
+    untimed round, so a change of machine load hits all of them alike (seconds)."""
+    for fn in fns.values():
         fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - t0)
+    return best
 
 
-def triad_gbps(n: int, repeats: int) -> float:
-    """STREAM triad ``a = b + 3c`` with the numba prange loop, GB/s (24 bytes per element)."""
-    from hetlab.backends._triad import triad
+class Triad:
+    """STREAM triad ``a = b + 3c`` with the numba prange loop (24 bytes per element)."""
 
-    b, c, a = np.ones(n), np.ones(n), np.empty(n)
-    t = best_time(lambda: triad(a, b, c, 3.0), repeats)
-    return 24 * n / t / 1e9
+    def __init__(self, n: int) -> None:
+        from hetlab.backends._triad import triad
+
+        self.n, self._triad = n, triad
+        self.b, self.c, self.a = np.ones(n), np.ones(n), np.empty(n)
+
+    def __call__(self) -> None:
+        self._triad(self.a, self.b, self.c, 3.0)
+
+    def gbps(self, seconds: float) -> float:
+        return 24 * self.n / seconds / 1e9
 
 
 def _check(got: np.ndarray, expected: np.ndarray, what: str) -> None:
@@ -84,34 +97,37 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"numba {numba.__version__} ({threads} threads), scipy {scipy.__version__}, "
           f"load average {load:.1f} on {os.cpu_count()} cores")
-    bw = triad_gbps(8_000_000 if not args.quick else 4_000_000, repeats)
+    triad = Triad(8_000_000 if not args.quick else 4_000_000)
+    bw0 = triad.gbps(interleaved({"triad": triad}, repeats)["triad"])
     print(f"STREAM triad (numba prange, {threads} threads, {numba.threading_layer()} layer): "
-          f"{bw:.1f} GB/s\n")
+          f"{bw0:.1f} GB/s at the start; each row below is timed round-robin with its own "
+          "triad (column 'triad'), and 'numba/triad' is against that one\n")
 
     rows_out: list[dict[str, Any]] = []
     head = (f"{'kernel':<7}{'matrix':<13}{'rows':>9}{'nnz':>11}{'scipy ms':>10}{'numba ms':>10}"
-            f"{'speedup':>9}{'scipy GB/s':>11}{'numba GB/s':>11}{'numba/triad':>12}")
+            f"{'speedup':>9}{'scipy GB/s':>11}{'numba GB/s':>11}{'triad':>7}{'numba/triad':>12}")
     print(head)
     print("-" * len(head))
 
-    def report(kernel: str, name: str, A: Any, t_s: float, t_n: float, nbytes: float) -> None:
+    def report(kernel: str, name: str, A: Any, t: dict[str, float], nbytes: float) -> None:
+        t_s, t_n, bw = t["scipy"], t["numba"], triad.gbps(t["triad"])
         r = {"kernel": kernel, "matrix": name, "rows": A.shape[0], "nnz": A.nnz,
-             "scipy_s": t_s, "numba_s": t_n, "speedup": t_s / t_n,
+             "scipy_s": t_s, "numba_s": t_n, "speedup": t_s / t_n, "triad_gbps": bw,
              "scipy_gbps": nbytes / t_s / 1e9, "numba_gbps": nbytes / t_n / 1e9}
         r["fraction"] = r["numba_gbps"] / bw
         rows_out.append(r)
         print(f"{kernel:<7}{name:<13}{A.shape[0]:>9}{A.nnz:>11}{t_s * 1e3:>10.1f}"
               f"{t_n * 1e3:>10.1f}{r['speedup']:>8.2f}x{r['scipy_gbps']:>11.1f}"
-              f"{r['numba_gbps']:>11.1f}{r['fraction']:>11.0%}", flush=True)
+              f"{r['numba_gbps']:>11.1f}{bw:>7.1f}{r['fraction']:>11.0%}", flush=True)
 
     for kind in ("banded", "laplacian3d", "powerlaw", "uniform"):
         A = sparse.make_matrix(rows, rng, kind=kind, nnz_per_row=16)
         S = A.to_scipy()
         x = rng.random(A.shape[1]) * 2 - 1
         _check(kernels.spmv(A, x), S @ x, f"spmv {kind}")
-        t_s = best_time(lambda S=S, x=x: S @ x, repeats)
-        t_n = best_time(lambda A=A, x=x: kernels.spmv(A, x), repeats)
-        report("spmv", kind, A, t_s, t_n, SPMV.cost({"A": A, "x": x}).bytes)
+        t = interleaved({"triad": triad, "scipy": lambda S=S, x=x: S @ x,
+                         "numba": lambda A=A, x=x: kernels.spmv(A, x)}, repeats)
+        report("spmv", kind, A, t, SPMV.cost({"A": A, "x": x}).bytes)
         del A, S, x
 
     for kind in ("banded", "uniform"):
@@ -120,10 +136,10 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         for k in (16, 64):
             X = rng.random((A.shape[1], k)) * 2 - 1
             _check(kernels.spmm(A, X), S @ X, f"spmm {kind} k={k}")
-            reps = max(repeats // 3, 2)
-            t_s = best_time(lambda S=S, X=X: S @ X, reps)
-            t_n = best_time(lambda A=A, X=X: kernels.spmm(A, X), reps)
-            report(f"spmm{k}", kind, A, t_s, t_n, SPMM.cost({"A": A, "X": X}).bytes)
+            t = interleaved({"triad": triad, "scipy": lambda S=S, X=X: S @ X,
+                             "numba": lambda A=A, X=X: kernels.spmm(A, X)},
+                            max(repeats // 3, 2))
+            report(f"spmm{k}", kind, A, t, SPMM.cost({"A": A, "X": X}).bytes)
 
     print("\nTargets (reached vs target; measured on this run, not asserted):")
     for r in rows_out:
