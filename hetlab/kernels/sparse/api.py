@@ -23,7 +23,8 @@ Device = str | Backend | None
 
 for _spec in (SPMV, SPMM, SDDMM):
     register_kernel(_spec)
-    register_impl(_spec.name, "numba", f"hetlab.kernels.sparse.numba:{_spec.name}")
+    for _backend in ("numba", "cupy"):
+        register_impl(_spec.name, _backend, f"hetlab.kernels.sparse.{_backend}:{_spec.name}")
 
 
 def spmv(A: Any, x: Any, *, device: Device = None, keep_on_device: bool = False) -> np.ndarray:
@@ -35,7 +36,7 @@ def spmv(A: Any, x: Any, *, device: Device = None, keep_on_device: bool = False)
         scipy/cupyx matrices and COO are converted (sorted; duplicates added up).
     x : array-like of shape (n_cols,)
         Cast to ``A``'s value dtype; must be finite.
-    device : {"numpy", "numba"} or Backend, optional
+    device : {"numpy", "numba", "cupy"} or Backend, optional
         Where to run; default: where ``A`` lives (the host → ``"numpy"``).
     keep_on_device : bool, default False
         Return device arrays instead of copying results back to the host.
