@@ -10,6 +10,10 @@ into equal segments of ``items`` steps, one per thread (spmv) or per (segment, c
 row sum it finishes, and the partial sum of a row it leaves unfinished, into the zeroed output
 with ``cuda.atomic.add``: a row split between threads (a huge row) is summed in parts. SDDMM
 runs one thread per nonzero, finding its row by binary search.
+
+Searches are written inside the kernels, without device functions or the ``min``/``max``
+builtins: Numba compiles those for the current GPU (a driver is needed), whereas whole
+kernels compile to PTX anywhere (tests/test_sparse_cudasim.py checks sm_90).
 """
 
 from __future__ import annotations
@@ -17,19 +21,6 @@ from __future__ import annotations
 from numba import cuda
 
 __all__ = ["spmv_kernel", "spmm_kernel", "sddmm_kernel"]
-
-
-@cuda.jit(device=True, inline=True)
-def _path_search(diagonal, indptr, n_rows, nnz):  # pragma: no cover - device code
-    lo = max(diagonal - nnz, 0)
-    hi = min(diagonal, n_rows)
-    while lo < hi:
-        pivot = (lo + hi) >> 1
-        if indptr[pivot + 1] <= diagonal - pivot - 1:
-            lo = pivot + 1
-        else:
-            hi = pivot
-    return lo
 
 
 @cuda.jit
@@ -41,10 +32,24 @@ def spmv_kernel(indptr, indices, data, x, y, items):  # pragma: no cover - devic
     d0 = t * items
     if d0 >= total:
         return
-    d1 = min(d0 + items, total)
-    i = _path_search(d0, indptr, n_rows, nnz)
+    d1 = d0 + items if d0 + items < total else total
+    i = 0
+    i_end = 0
+    for side in range(2):  # merge-path search of both ends (inline: no device function)
+        diagonal = d0 if side == 0 else d1
+        lo = diagonal - nnz if diagonal > nnz else 0
+        hi = diagonal if diagonal < n_rows else n_rows
+        while lo < hi:
+            pivot = (lo + hi) >> 1
+            if indptr[pivot + 1] <= diagonal - pivot - 1:
+                lo = pivot + 1
+            else:
+                hi = pivot
+        if side == 0:
+            i = lo
+        else:
+            i_end = lo
     j = d0 - i
-    i_end = _path_search(d1, indptr, n_rows, nnz)
     j_end = d1 - i_end
     acc = 0.0
     while i < i_end:
@@ -74,10 +79,24 @@ def spmm_kernel(indptr, indices, data, X, Y, items):  # pragma: no cover - devic
     d0 = t * items
     if d0 >= total:
         return
-    d1 = min(d0 + items, total)
-    i = _path_search(d0, indptr, n_rows, nnz)
+    d1 = d0 + items if d0 + items < total else total
+    i = 0
+    i_end = 0
+    for side in range(2):  # merge-path search of both ends (inline: no device function)
+        diagonal = d0 if side == 0 else d1
+        lo = diagonal - nnz if diagonal > nnz else 0
+        hi = diagonal if diagonal < n_rows else n_rows
+        while lo < hi:
+            pivot = (lo + hi) >> 1
+            if indptr[pivot + 1] <= diagonal - pivot - 1:
+                lo = pivot + 1
+            else:
+                hi = pivot
+        if side == 0:
+            i = lo
+        else:
+            i_end = lo
     j = d0 - i
-    i_end = _path_search(d1, indptr, n_rows, nnz)
     j_end = d1 - i_end
     acc = 0.0
     while i < i_end:
