@@ -7,7 +7,8 @@ a part gets the same work whether its rows are long, short or empty, and a huge 
 between parts. A row split between parts is finished by one part (which writes it) while the
 others leave their partial sums in a carry slot; a short serial pass adds the carries.
 
-Sums accumulate in float64 (for float32 matrices too) within a part, and may be reassociated
+Sums accumulate in float64 (for float32 matrices too; spmm accumulates in the output row, in
+the matrix's dtype) within a part, and may be reassociated
 (fastmath without the NaN/inf flags). Indices are read as unsigned integers so the compiled
 loads skip numba's negative-index wraparound. ``prange`` bodies write
 disjoint slots only. The ``*_parts`` functions take ``n_parts`` explicitly so tests can force
@@ -108,19 +109,16 @@ def _spmm_part(t, n_parts, indptr, indices, data, X, Y, carry):  # pragma: no co
     one = np.uint64(1)
     k = X.shape[1]
     i, j, i_end, j_end = _bounds(t, n_parts, indptr)
-    acc = np.empty(k, np.float64)
     while i < i_end:
-        acc[:] = 0.0
+        yr = Y[i]  # accumulated in place: the row stays in L1 (measured faster than a copy)
+        yr[:] = 0.0
         end = np.uint64(indptr[i + one])
         while j < end:
             v = data[j]
             xr = X[indices[j]]
             for c in range(k):
-                acc[c] += v * xr[c]
+                yr[c] += v * xr[c]
             j += one
-        yr = Y[i]
-        for c in range(k):
-            yr[c] = acc[c]
         i += one
     while j < j_end:
         v = data[j]
