@@ -75,7 +75,8 @@ def test_autotuner_measures_once_per_layer_class_and_picks_the_fastest(monkeypat
     monkeypatch.setattr(conv_numba, "run_dataflow",
                         lambda name, *a: calls.append(name) or real(name, *a))
     hl.sparse_conv3d(vox, f, w, device="numba")
-    assert set(calls) == set(conv_numba.DATAFLOWS) and len(calls) == 2 * 3 + 1
+    # one warm-up and 2 timed rounds each, 4 more rounds when the race is close, the final run
+    assert set(calls) == set(conv_numba.DATAFLOWS) and len(calls) in (2 * 3 + 1, 2 * 7 + 1)
     (entry,) = tuner.cache.values()
     assert entry["choice"] == min(entry["times_s"], key=entry["times_s"].get)
     calls.clear()
