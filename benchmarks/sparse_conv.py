@@ -2,11 +2,11 @@
 
 For each layer (channels, kernel size, stride) on one voxelized clustered cloud it builds the
 kernel map once, times gather-GEMM-scatter and fetch-on-demand round-robin (best of
-``--repeats``), then
-lets a fresh autotuner choose and reports the chosen dataflow's time relative to the best
-(target, issue 7: within 5%). Printed, never asserted. Kernel-map build time is shown apart.
+``--repeats``), then lets a fresh autotuner choose and reports the chosen dataflow's time
+relative to the best (target, issue 7: within 5%). Printed, never asserted. Kernel-map build
+time is shown apart.
 
-    python benchmarks/sparse_conv.py           # 200k points voxelized at 1/96 (~100k voxels)
+    python benchmarks/sparse_conv.py           # 200k clustered points at 1/96 (~36k voxels)
     python benchmarks/sparse_conv.py --quick   # 20k points: seconds (the smoke test runs this)
 """
 
