@@ -31,8 +31,10 @@ __all__ = ["spmv", "spmm", "sddmm", "spmv_parts", "spmm_parts", "sddmm_parts", "
 #: for bit)
 _FAST = {**JIT_OPTIONS, "fastmath": {"nsz", "arcp", "contract", "afn", "reassoc"}}
 
-#: below this many merge-path steps a product runs as one part (threads cost more than they win)
-SERIAL_STEPS = 1 << 15
+#: below this many merge-path steps (≈0.2 ms of serial work) a product runs as one part, outside
+#: any parallel region: starting one costs ~10 µs on an idle machine but was measured at 4–24 ms
+#: with numba's omp layer when other jobs share the cores
+SERIAL_STEPS = 1 << 18
 
 
 def default_parts(A: CSR) -> int:
@@ -177,21 +179,30 @@ def _unsigned(A: CSR) -> tuple[np.ndarray, np.ndarray]:
 def spmv_parts(A: CSR, x: np.ndarray, n_parts: int) -> np.ndarray:
     """``A @ x`` split into ``n_parts`` merge-path parts."""
     y = np.empty(A.shape[0], dtype=A.dtype)
-    _spmv(*_unsigned(A), A.data, x, y, n_parts)
+    if n_parts == 1:  # no parallel region (its start-up can cost ms on a busy machine)
+        _spmv_part(0, 1, *_unsigned(A), A.data, x, y)
+    else:
+        _spmv(*_unsigned(A), A.data, x, y, n_parts)
     return y
 
 
 def spmm_parts(A: CSR, X: np.ndarray, n_parts: int) -> np.ndarray:
     """``A @ X`` split into ``n_parts`` merge-path parts."""
     Y = np.empty((A.shape[0], X.shape[1]), dtype=A.dtype)
-    _spmm(*_unsigned(A), A.data, X, Y, n_parts)
+    if n_parts == 1:
+        _spmm_part(0, 1, *_unsigned(A), A.data, X, Y, np.zeros(X.shape[1]))
+    else:
+        _spmm(*_unsigned(A), A.data, X, Y, n_parts)
     return Y
 
 
 def sddmm_parts(S: CSR, X: np.ndarray, Y: np.ndarray, n_parts: int) -> CSR:
     """``S ⊙ (X @ Y.T)`` split into ``n_parts`` merge-path parts."""
     out = np.empty(S.nnz, dtype=S.dtype)
-    _sddmm(*_unsigned(S), S.data, X, Y, out, n_parts)
+    if n_parts == 1:
+        _sddmm_part(0, 1, *_unsigned(S), S.data, X, Y, out)
+    else:
+        _sddmm(*_unsigned(S), S.data, X, Y, out, n_parts)
     return CSR(S.indptr, S.indices, out, S.shape, check=False)
 
 
