@@ -259,3 +259,19 @@ def test_cost_models_count_the_compulsory_bytes(kernel):
     cost = spec.cost(args)
     M = args.get("A", args.get("S"))
     assert cost.bytes > M.nbytes and cost.flops >= 2 * M.nnz
+
+
+def test_public_calls_split_large_matrices_across_threads():
+    """Above SERIAL_STEPS the public numba path runs one part per thread."""
+    from hetlab.kernels.sparse import numba as nb
+
+    rng = np.random.default_rng(9)
+    A = sparse.make_matrix(20_000, rng, kind="powerlaw", nnz_per_row=16)
+    assert A.shape[0] + A.nnz >= nb.SERIAL_STEPS
+    assert nb.default_parts(A) == __import__("numba").get_num_threads()
+    x = rng.random(A.shape[1])
+    _close(hl.spmv(A, x, device="numba"), reference.spmv(A, x), np.float64)
+    X = rng.random((A.shape[1], 4))
+    _close(hl.spmm(A, X, device="numba"), reference.spmm(A, X), np.float64)
+    Q, K = rng.random((A.shape[0], 3)), rng.random((A.shape[1], 3))
+    _close(hl.sddmm(A, Q, K, device="numba"), reference.sddmm(A, Q, K), np.float64)
