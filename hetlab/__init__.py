@@ -1,15 +1,16 @@
 """hetlab: one kernel API over numpy, numba, cupy and FPGA backends, one measurement harness.
 
 >>> import hetlab as hl
->>> sorted(hl.kernel_names())
-['ball_query', 'fps', 'fps_knn', 'gemm_q', 'gemv_q', 'knn', 'voxel_downsample']
+>>> sorted(hl.kernel_names())  # doctest: +NORMALIZE_WHITESPACE
+['ball_query', 'fps', 'fps_knn', 'gemm_q', 'gemv_q', 'knn', 'sddmm', 'sparse_conv3d', 'spmm',
+ 'spmv', 'voxel_downsample']
 
 Importing hetlab imports neither numba kernels, cupy nor pynq: backends are probed, and
 implementations imported, on first use.
 """
 
 from . import backends as _backends  # noqa: F401  (registers the backends)
-from . import quant, viz
+from . import quant, sparse, viz
 from .check import check
 from .core.registry import available_backends, backend_names, kernel_names
 from .devices import devices, set_threads
@@ -23,6 +24,8 @@ from .errors import (
 )
 from .kernels.pointcloud import ball_query, fps, fps_knn, knn, make_cloud, voxel_downsample
 from .kernels.quant import gemm_q, gemv_q
+from .kernels.sparse import sddmm, spmm, spmv
+from .kernels.sparseconv import sparse_conv3d
 from .recorded import record
 from .results import load, save
 from .sweep import compare
@@ -44,6 +47,7 @@ __all__ = [
     "available_backends", "backend_names", "kernel_names",
     "fps", "knn", "ball_query", "fps_knn", "voxel_downsample", "make_cloud",
     "quant", "gemv_q", "gemm_q",
+    "sparse", "spmv", "spmm", "sddmm", "sparse_conv3d",
     "HetlabError", "InvalidInputError", "DeviceMismatchError", "BackendUnavailable",
     "KernelNotSupported", "VerificationError",
 ]

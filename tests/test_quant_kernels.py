@@ -147,8 +147,8 @@ class _Box:
     def __init__(self, *arrays):
         self.arrays = arrays
 
-    def hetlab_arrays(self):
-        return self.arrays
+    def map_arrays(self, fn):
+        return _Box(*(fn(a) for a in self.arrays))
 
 
 def test_container_lives_where_its_arrays_live():

@@ -3,6 +3,11 @@
 Policy (docs/ARCHITECTURE.md): host inputs run on the host unless a device is asked for;
 device inputs run on their device; a device array never moves silently to another device;
 results come back as the caller's array type unless ``keep_on_device=True``.
+
+An argument or result may also be a *container of arrays* (a sparse matrix): any object with a
+``map_arrays(fn)`` method returning a copy with ``fn`` applied to each of its arrays. Dispatch
+locates, moves and returns containers part by part. ``scipy.sparse`` objects count as host
+data and ``cupyx.scipy.sparse`` ones as cupy data.
 """
 
 from __future__ import annotations
@@ -22,23 +27,30 @@ __all__ = ["run", "resolve_backend", "map_arrays", "move_arrays"]
 _HOST = "host"
 
 
+_FAMILIES = {"scipy": _HOST, "cupyx": "cupy"}
+
+
 def _owner(value: Any) -> str:
     """Return "host" for NumPy arrays and array-likes, else the module family ("cupy", …).
 
-    A container of arrays (an object with ``hetlab_arrays()`` and ``map_arrays(fn)``, such
-    as :class:`hetlab.quant.QuantizedMatrix`) lives where its arrays live.
+    A container (``map_arrays`` method: a sparse matrix, a ``QuantizedMatrix``) is owned by
+    the family of its arrays; one whose arrays live on different devices is refused.
     """
-    if hasattr(value, "hetlab_arrays"):
-        places = {_owner(a) for a in value.hetlab_arrays()}
-        if len(places) > 1:
+    if isinstance(value, np.ndarray):
+        return _HOST
+    if callable(getattr(value, "map_arrays", None)):
+        found: set[str] = set()
+        value.map_arrays(lambda a: found.add(_owner(a)) or a)
+        if len(found) > 1:
             raise DeviceMismatchError(
                 f"{type(value).__name__}: its arrays live on different devices "
-                f"({', '.join(sorted(places))}); build it from arrays on one device."
+                f"({', '.join(sorted(found))}); build it from arrays on one device."
             )
-        return places.pop() if places else _HOST
-    if isinstance(value, np.ndarray) or not hasattr(value, "shape"):
+        return found.pop() if found else _HOST
+    if not hasattr(value, "shape"):
         return _HOST
-    return type(value).__module__.split(".")[0]
+    family = type(value).__module__.split(".")[0]
+    return _FAMILIES.get(family, family)
 
 
 def resolve_backend(
@@ -68,9 +80,11 @@ def resolve_backend(
 
 
 def map_arrays(fn: Any, result: Any) -> Any:
-    """Apply ``fn`` to every array in a result (an array, or a tuple of arrays)."""
+    """Apply ``fn`` to every array in a result (an array, a container, or a tuple of them)."""
     if isinstance(result, tuple):
         return tuple(map_arrays(fn, r) for r in result)
+    if callable(getattr(result, "map_arrays", None)):
+        return result.map_arrays(fn)
     if hasattr(result, "shape"):
         return fn(result)
     return result
@@ -82,13 +96,8 @@ def move_arrays(
     """Return ``kwargs`` with the spec's array arguments copied to ``backend``'s device."""
     moved = dict(kwargs)
     for name in spec.arrays:
-        value = moved.get(name)
-        if value is None:
-            continue
-        if hasattr(value, "map_arrays"):  # a container of arrays (QuantizedMatrix)
-            moved[name] = value.map_arrays(backend.to_device)
-        else:
-            moved[name] = backend.to_device(value)
+        if name in moved and moved[name] is not None:
+            moved[name] = map_arrays(backend.to_device, moved[name])
     return moved
 
 

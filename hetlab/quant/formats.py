@@ -250,10 +250,6 @@ class QuantizedMatrix:
             self.bits, self.group_size, self.in_features,
         )
 
-    def hetlab_arrays(self) -> tuple[Any, ...]:
-        """The arrays held (dispatch uses them to find where the matrix lives)."""
-        return tuple(a for a in (self.qweight, self.scales, self.zeros) if a is not None)
-
     @classmethod
     def from_codes(cls, codes: np.ndarray, scales: np.ndarray, zeros: np.ndarray | None,
                    bits: int, group_size: int, in_features: int | None = None

@@ -1,0 +1,134 @@
+"""CUDA kernels of the sparse family, written with Numba's CUDA target.
+
+Never imports CuPy: the kernels take CuPy arrays on a GPU and NumPy arrays under Numba's CUDA
+simulator (``NUMBA_ENABLE_CUDASIM=1`` set before Numba is imported), which is how they are
+tested without a GPU (tests/_cudasim_sparse_cases.py). Launches live in :mod:`.cupy`.
+
+Load balance as on the CPU (:mod:`.numba`): the merge path of row ends and nonzeros is cut
+into equal segments of ``items`` steps, one per thread (spmv) or per (segment, column) thread
+(spmm, column fastest so a warp reads consecutive columns of a row of X). A thread adds every
+row sum it finishes, and the partial sum of a row it leaves unfinished, into the zeroed output
+with ``cuda.atomic.add``: a row split between threads (a huge row) is summed in parts. SDDMM
+runs one thread per nonzero, finding its row by binary search.
+
+Searches are written inside the kernels, without device functions or the ``min``/``max``
+builtins: Numba compiles those for the current GPU (a driver is needed), whereas whole
+kernels compile to PTX anywhere (tests/test_sparse_cudasim.py checks sm_90).
+"""
+
+from __future__ import annotations
+
+from numba import cuda
+
+__all__ = ["spmv_kernel", "spmm_kernel", "sddmm_kernel"]
+
+
+@cuda.jit
+def spmv_kernel(indptr, indices, data, x, y, items):  # pragma: no cover - device code
+    t = cuda.grid(1)
+    n_rows = indptr.shape[0] - 1
+    nnz = indices.shape[0]
+    total = n_rows + nnz
+    d0 = t * items
+    if d0 >= total:
+        return
+    d1 = d0 + items if d0 + items < total else total
+    i = 0
+    i_end = 0
+    for side in range(2):  # merge-path search of both ends (inline: no device function)
+        diagonal = d0 if side == 0 else d1
+        lo = diagonal - nnz if diagonal > nnz else 0
+        hi = diagonal if diagonal < n_rows else n_rows
+        while lo < hi:
+            pivot = (lo + hi) >> 1
+            if indptr[pivot + 1] <= diagonal - pivot - 1:
+                lo = pivot + 1
+            else:
+                hi = pivot
+        if side == 0:
+            i = lo
+        else:
+            i_end = lo
+    j = d0 - i
+    j_end = d1 - i_end
+    acc = 0.0
+    while i < i_end:
+        end = indptr[i + 1]
+        while j < end:
+            acc += data[j] * x[indices[j]]
+            j += 1
+        cuda.atomic.add(y, i, acc)
+        acc = 0.0
+        i += 1
+    while j < j_end:
+        acc += data[j] * x[indices[j]]
+        j += 1
+    if i_end < n_rows and acc != 0.0:
+        cuda.atomic.add(y, i_end, acc)
+
+
+@cuda.jit
+def spmm_kernel(indptr, indices, data, X, Y, items):  # pragma: no cover - device code
+    g = cuda.grid(1)
+    k = X.shape[1]
+    t = g // k
+    c = g - t * k
+    n_rows = indptr.shape[0] - 1
+    nnz = indices.shape[0]
+    total = n_rows + nnz
+    d0 = t * items
+    if d0 >= total:
+        return
+    d1 = d0 + items if d0 + items < total else total
+    i = 0
+    i_end = 0
+    for side in range(2):  # merge-path search of both ends (inline: no device function)
+        diagonal = d0 if side == 0 else d1
+        lo = diagonal - nnz if diagonal > nnz else 0
+        hi = diagonal if diagonal < n_rows else n_rows
+        while lo < hi:
+            pivot = (lo + hi) >> 1
+            if indptr[pivot + 1] <= diagonal - pivot - 1:
+                lo = pivot + 1
+            else:
+                hi = pivot
+        if side == 0:
+            i = lo
+        else:
+            i_end = lo
+    j = d0 - i
+    j_end = d1 - i_end
+    acc = 0.0
+    while i < i_end:
+        end = indptr[i + 1]
+        while j < end:
+            acc += data[j] * X[indices[j], c]
+            j += 1
+        cuda.atomic.add(Y, (i, c), acc)
+        acc = 0.0
+        i += 1
+    while j < j_end:
+        acc += data[j] * X[indices[j], c]
+        j += 1
+    if i_end < n_rows and acc != 0.0:
+        cuda.atomic.add(Y, (i_end, c), acc)
+
+
+@cuda.jit
+def sddmm_kernel(indptr, indices, data, X, Y, out):  # pragma: no cover - device code
+    j = cuda.grid(1)
+    if j >= indices.shape[0]:
+        return
+    lo = 0
+    hi = indptr.shape[0] - 1
+    while hi - lo > 1:  # the row r with indptr[r] <= j < indptr[r + 1]
+        mid = (lo + hi) >> 1
+        if indptr[mid] <= j:
+            lo = mid
+        else:
+            hi = mid
+    col = indices[j]
+    acc = 0.0
+    for c in range(X.shape[1]):
+        acc += X[lo, c] * Y[col, c]
+    out[j] = data[j] * acc

@@ -1,0 +1,6 @@
+"""Sparse 3-D convolution on voxels: kernel map by hashing, two dataflows, an autotuner."""
+
+from .api import sparse_conv3d
+from .spec import voxelize
+
+__all__ = ["sparse_conv3d", "voxelize"]

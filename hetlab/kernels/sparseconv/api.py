@@ -1,0 +1,69 @@
+"""Public sparse convolution: ``hl.sparse_conv3d``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...backends.base import Backend
+from ...core.dispatch import run
+from ...core.registry import register_impl, register_kernel
+from .spec import SPARSE_CONV3D
+
+__all__ = ["sparse_conv3d"]
+
+register_kernel(SPARSE_CONV3D)
+register_impl("sparse_conv3d", "numba", "hetlab.kernels.sparseconv.numba:sparse_conv3d")
+
+
+def sparse_conv3d(voxels: Any, features: Any, weights: Any, *, kernel_size: int = 3,
+                  stride: int = 1, dataflow: str = "auto", device: str | Backend | None = None,
+                  keep_on_device: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Sparse 3-D convolution of features living on voxels.
+
+    Output voxel ``q`` gets ``Σ_δ features[v] @ weights[δ]`` over the K³ offsets δ
+    (``d - (K-1)//2`` per axis, d = 0…K-1, x slowest) for which the voxel
+    ``v = q·stride + δ`` is occupied. ``stride=1`` is the submanifold convolution (outputs =
+    inputs); ``stride > 1`` outputs the distinct ``floor(v / stride)``.
+
+    Parameters
+    ----------
+    voxels : array-like of shape (n, 3), integer
+        Distinct voxel coordinates in [-2**19, 2**19), e.g. from
+        :func:`hetlab.kernels.sparseconv.voxelize` of a point cloud.
+    features : array-like of shape (n, C_in)
+        float32/float64 (integers → float64), finite.
+    weights : array-like of shape (kernel_size**3, C_in, C_out)
+        Cast to the features' dtype.
+    kernel_size : int, default 3
+        K, 1 ≤ K ≤ 7.
+    stride : int, default 1
+        1 ≤ stride ≤ 8.
+    dataflow : {"auto", "gather_scatter", "fetch_on_demand"}
+        The numba backend's strategy; ``"auto"`` measures both on this layer's kernel map
+        once per layer class and caches the choice
+        (``hetlab.kernels.sparseconv.numba.TUNER.cache``). The numpy reference ignores it.
+    device, keep_on_device
+        As in :func:`hetlab.spmv` (``"numpy"``: the dense-grid reference, small sizes only).
+
+    Returns
+    -------
+    out_voxels : ndarray of shape (m, 3), int32
+        The inputs (stride 1) or the distinct downsampled voxels sorted by (x, y, z).
+    out_features : ndarray of shape (m, C_out), the features' dtype
+
+    Examples
+    --------
+    >>> import numpy as np, hetlab as hl
+    >>> vox = np.array([[0, 0, 0], [1, 0, 0]])
+    >>> w = np.zeros((27, 1, 1)); w[13] = 1.0; w[22] = 10.0   # centre; offset (+1, 0, 0)
+    >>> hl.sparse_conv3d(vox, [[1.0], [2.0]], w, device="numba")[1]
+    array([[21.],
+           [ 2.]])
+    """
+    return run(SPARSE_CONV3D, device, keep_on_device, voxels=voxels, features=features,
+               weights=weights, kernel_size=kernel_size, stride=stride, dataflow=dataflow)
+
+
+sparse_conv3d.spec = SPARSE_CONV3D  # type: ignore[attr-defined]

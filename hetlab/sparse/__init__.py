@@ -1,0 +1,32 @@
+"""Sparse matrices for hetlab's kernels: CSR (what the kernels run on), COO, BSR, ELL, SELL-C-σ.
+
+>>> import numpy as np
+>>> from hetlab import sparse
+>>> A = sparse.coo([0, 1, 1], [1, 0, 1], [2.0, 3.0, 4.0], shape=(2, 2)).tocsr()
+>>> A.indptr, A.indices, A.data
+(array([0, 1, 3], dtype=int32), array([1, 0, 1], dtype=int32), array([2., 3., 4.]))
+>>> round(A.bytes_per_nonzero, 2)
+16.0
+
+Policies (each documented where it applies):
+
+* index dtype: int32 while ``max(nnz, n_rows, n_cols) < 2**31``, else int64
+  (``index_dtype=`` overrides);
+* canonical CSR: column indices strictly increasing within a row; a raw-array CSR that is not
+  is refused, COO and scipy input are sorted;
+* duplicates: added up (``duplicates="sum"``, default) or refused (``duplicates="refuse"``);
+* values: float32/float64, finite (NaN/inf refused), integers converted to float64.
+
+scipy and CuPy are imported only when a conversion needs them.
+"""
+
+from .blocked import BSR, ELL, SELL
+from .convert import coo, csr
+from .coo import COO
+from .csf import CSF
+from .csr import CSR
+from .einsum import einsum, explain
+from .generate import make_matrix
+
+__all__ = ["CSR", "COO", "BSR", "ELL", "SELL", "CSF", "csr", "coo", "make_matrix", "einsum",
+           "explain"]

@@ -1,0 +1,207 @@
+"""CSR: compressed sparse rows, the format every sparse kernel of hetlab runs on.
+
+``indptr`` (n_rows + 1) holds where each row starts in ``indices``/``data``; ``indices`` are
+column numbers, strictly increasing within a row (sorted, no duplicates: the canonical form);
+``data`` the values, float32 or float64 and finite. ``indptr`` and ``indices`` share one index
+dtype: int32 while every offset and column fits (``max(nnz, n_rows, n_cols) < 2**31``), else
+int64 (see :func:`~hetlab.sparse._checks.choose_index_dtype`).
+
+The arrays may be NumPy or CuPy arrays; :meth:`CSR.map_arrays` moves a matrix between devices,
+which is how :mod:`hetlab.core.dispatch` passes it to a device backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..core.validation import array_module
+from ..errors import InvalidInputError
+from ._checks import (
+    as_index_array,
+    as_values,
+    check_in_range,
+    check_shape,
+    check_strictly_increasing_rows,
+    choose_index_dtype,
+)
+
+__all__ = ["CSR"]
+
+
+class CSR:
+    """A canonical CSR matrix (validated at construction).
+
+    Parameters
+    ----------
+    indptr : array-like of shape (n_rows + 1,), integer
+        Row offsets: 0 first, non-decreasing, ``nnz`` last.
+    indices : array-like of shape (nnz,), integer
+        Column of each stored entry, in ``[0, n_cols)``, strictly increasing within a row.
+    data : array-like of shape (nnz,), real
+        Stored values, finite; float32/float64 kept, integers converted to float64.
+    shape : (int, int)
+        ``(n_rows, n_cols)``.
+    index_dtype : {None, numpy.int32, numpy.int64}
+        Force the index dtype; default: chosen by size (int32 whenever it fits).
+    check : bool, default True
+        Validate everything (O(nnz)); ``False`` is for hetlab's own conversions that produce
+        canonical arrays already.
+
+    Raises
+    ------
+    InvalidInputError
+        Lengths that do not match, offsets that are not monotone, indices out of range,
+        unsorted or repeated within a row, NaN/inf values.
+
+    Examples
+    --------
+    >>> from hetlab import sparse
+    >>> A = sparse.CSR([0, 2, 2, 3], [0, 2, 1], [1.0, 2.0, 3.0], shape=(3, 3))
+    >>> A
+    <CSR 3x3, nnz=3, float64, int32 indices>
+    >>> A.toarray()
+    array([[1., 0., 2.],
+           [0., 0., 0.],
+           [0., 3., 0.]])
+    """
+
+    __slots__ = ("data", "indices", "indptr", "shape")
+    format = "csr"
+
+    def __init__(self, indptr: Any, indices: Any, data: Any, shape: Any, *,
+                 index_dtype: Any = None, check: bool = True) -> None:
+        if not check:
+            self.indptr, self.indices, self.data = indptr, indices, data
+            self.shape = (int(shape[0]), int(shape[1]))
+            return
+        who = "sparse.CSR"
+        shape = check_shape(who, shape)
+        indices = as_index_array(who, "indices", indices)
+        dt = choose_index_dtype(indices.shape[0], shape, index_dtype)
+        indptr = as_index_array(who, "indptr", indptr)
+        if indptr.shape[0] != shape[0] + 1:
+            raise InvalidInputError(
+                f"{who}: indptr must have n_rows + 1 = {shape[0] + 1} entries; "
+                f"got {indptr.shape[0]}."
+            )
+        nnz = indices.shape[0]
+        xp = array_module(indptr)
+        if int(indptr[0]) != 0 or int(indptr[-1]) != nnz:
+            raise InvalidInputError(
+                f"{who}: indptr must start at 0 and end at nnz = len(indices) = {nnz}; got "
+                f"{int(indptr[0])} … {int(indptr[-1])}."
+            )
+        if shape[0] and bool((xp.diff(indptr) < 0).any()):
+            row = int(xp.flatnonzero(xp.diff(indptr) < 0)[0])
+            raise InvalidInputError(
+                f"{who}: indptr must be non-decreasing; got indptr[{row + 1}] < indptr[{row}]."
+            )
+        data = as_values(who, data, nnz)
+        check_in_range(who, "indices", indices, shape[1])
+        check_strictly_increasing_rows(who, indptr, indices)
+        self.indptr = as_index_array(who, "indptr", indptr, dt)
+        self.indices = as_index_array(who, "indices", indices, dt)
+        self.data, self.shape = data, shape
+
+    # --- facts --------------------------------------------------------------------------
+
+    @property
+    def nnz(self) -> int:
+        """Number of stored entries."""
+        return int(self.indices.shape[0])
+
+    @property
+    def dtype(self) -> np.dtype:
+        """dtype of the values."""
+        return self.data.dtype
+
+    @property
+    def index_dtype(self) -> np.dtype:
+        """dtype of ``indptr`` and ``indices`` (int32 or int64)."""
+        return self.indices.dtype
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the three arrays."""
+        return int(self.indptr.nbytes + self.indices.nbytes + self.data.nbytes)
+
+    @property
+    def bytes_per_nonzero(self) -> float:
+        """``nbytes / nnz`` (NaN for an empty matrix): 12 + 4·(n_rows+1)/nnz for float64 with
+        int32 indices."""
+        return self.nbytes / self.nnz if self.nnz else float("nan")
+
+    def row_lengths(self) -> Any:
+        """Stored entries per row, shape (n_rows,)."""
+        xp = array_module(self.indptr)
+        return xp.diff(self.indptr)
+
+    def __repr__(self) -> str:
+        where = "" if isinstance(self.data, np.ndarray) else f", on {type(self.data).__module__}"
+        return (f"<CSR {self.shape[0]}x{self.shape[1]}, nnz={self.nnz}, {self.dtype}, "
+                f"{self.index_dtype} indices{where}>")
+
+    # --- devices and conversions --------------------------------------------------------
+
+    def map_arrays(self, fn: Callable[[Any], Any]) -> CSR:
+        """A new CSR with ``fn`` applied to each array (e.g. ``cupy.asarray``), unchecked."""
+        return CSR(fn(self.indptr), fn(self.indices), fn(self.data), self.shape, check=False)
+
+    def astype(self, dtype: Any) -> CSR:
+        """The same pattern with values cast to ``dtype`` (float32 or float64)."""
+        return CSR(self.indptr, self.indices, self.data.astype(dtype), self.shape, check=False)
+
+    def with_index_dtype(self, dtype: Any) -> CSR:
+        """The same matrix with int32 or int64 indices."""
+        dt = choose_index_dtype(self.nnz, self.shape, dtype)
+        return CSR(self.indptr.astype(dt), self.indices.astype(dt), self.data, self.shape,
+                   check=False)
+
+    def row_ids(self) -> Any:
+        """Row of each stored entry, shape (nnz,), the index dtype."""
+        xp = array_module(self.indptr)
+        return xp.repeat(xp.arange(self.shape[0], dtype=self.index_dtype), self.row_lengths())
+
+    def toarray(self) -> Any:
+        """Dense array of shape ``shape`` (on the matrix's device)."""
+        xp = array_module(self.data)
+        out = xp.zeros(self.shape, dtype=self.dtype)
+        out[self.row_ids(), self.indices] = self.data
+        return out
+
+    def tocoo(self) -> Any:
+        """The same entries as a :class:`~hetlab.sparse.COO` (row-major order)."""
+        from .coo import COO
+
+        return COO(self.row_ids(), self.indices, self.data, self.shape, check=False)
+
+    def tocsr(self) -> CSR:
+        """Itself."""
+        return self
+
+    def to_scipy(self) -> Any:
+        """A ``scipy.sparse.csr_array`` sharing the host arrays (copied from a device)."""
+        import scipy.sparse
+
+        host = self.map_arrays(_to_host)
+        return scipy.sparse.csr_array((host.data, host.indices, host.indptr), shape=self.shape)
+
+    def to_cupy(self) -> Any:
+        """A ``cupyx.scipy.sparse.csr_matrix`` on the current GPU (needs CuPy and a GPU)."""
+        import cupy
+        import cupyx.scipy.sparse
+
+        dev = self.map_arrays(cupy.asarray)
+        return cupyx.scipy.sparse.csr_matrix((dev.data, dev.indices, dev.indptr),
+                                             shape=self.shape)
+
+
+def _to_host(a: Any) -> np.ndarray:
+    if isinstance(a, np.ndarray):
+        return a
+    import cupy
+
+    return cupy.asnumpy(a)
