@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.metrics import mismatch_fraction, relative_error
 from ...core.spec import Cost, KernelSpec
 from ...core.validation import array_module, check_int, check_points, check_positive
 from ...errors import InvalidInputError
@@ -41,24 +42,6 @@ def _itemsize(a: Any) -> int:
     return int(a.dtype.itemsize)
 
 
-def _mismatch(result: Any, expected: Any) -> float:
-    """Fraction of differing entries; 1.0 when shapes differ."""
-    r, e = np.asarray(result), np.asarray(expected)
-    if r.shape != e.shape:
-        return 1.0
-    return float(np.mean(r != e)) if e.size else 0.0
-
-
-def _rel_diff(result: Any, expected: Any) -> float:
-    """Largest |result − expected| relative to max |expected|; inf when shapes differ."""
-    r, e = np.asarray(result, np.float64), np.asarray(expected, np.float64)
-    if r.shape != e.shape:
-        return float("inf")
-    if not e.size:
-        return 0.0
-    return float(np.max(np.abs(r - e)) / max(float(np.max(np.abs(e))), 1e-300))
-
-
 def _same_dtype(points: Any, other: Any) -> Any:
     """Return ``other`` contiguous in the dtype of ``points``."""
     xp = array_module(points)
@@ -88,7 +71,7 @@ FPS = KernelSpec(
     name="fps",
     validate=_validate_fps,
     reference=reference.fps,
-    error=_mismatch,
+    error=mismatch_fraction,
     make_case=lambda size, rng: {
         "points": make_cloud(size, rng),
         "n_samples": min(size, CASE_SAMPLES),
@@ -118,7 +101,7 @@ def _knn_cost(a: Mapping[str, Any]) -> Cost:
 
 
 def _knn_error(result: Any, expected: Any) -> float:
-    return max(_mismatch(result[0], expected[0]), _rel_diff(result[1], expected[1]))
+    return max(mismatch_fraction(result[0], expected[0]), relative_error(result[1], expected[1]))
 
 
 def _knn_case(size: int, rng: np.random.Generator) -> dict[str, Any]:
@@ -170,7 +153,7 @@ BALL_QUERY = KernelSpec(
     name="ball_query",
     validate=_validate_ball_query,
     reference=reference.ball_query,
-    error=_mismatch,
+    error=mismatch_fraction,
     make_case=_ball_case,
     cost=_ball_cost,
     arrays=("points", "centers"),
@@ -199,7 +182,7 @@ def _fps_knn_cost(a: Mapping[str, Any]) -> Cost:
 
 
 def _fps_knn_error(result: Any, expected: Any) -> float:
-    return max(_mismatch(result[0], expected[0]), _knn_error(result[1:], expected[1:]))
+    return max(mismatch_fraction(result[0], expected[0]), _knn_error(result[1:], expected[1:]))
 
 
 FPS_KNN = KernelSpec(
@@ -245,7 +228,7 @@ VOXEL_DOWNSAMPLE = KernelSpec(
     name="voxel_downsample",
     validate=_validate_voxel,
     reference=reference.voxel_downsample,
-    error=_rel_diff,
+    error=relative_error,
     tolerance=1e-6,
     make_case=lambda size, rng: {"points": make_cloud(size, rng), "voxel_size": 0.05},
     cost=_voxel_cost,

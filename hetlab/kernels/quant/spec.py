@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.metrics import relative_error
 from ...core.spec import Cost, KernelSpec
 from ...core.validation import array_module
 from ...errors import InvalidInputError
@@ -80,18 +81,6 @@ def _validate_gemm(qw: Any, X: Any) -> dict[str, Any]:
     return {"qw": q, "X": _check_activations("gemm_q", "X", X, q, 2)}
 
 
-def _rel_error(result: Any, expected: Any) -> float:
-    """max |result − expected| / max |expected|; inf when shapes differ, 0 for all-zero."""
-    r, e = np.asarray(result, np.float64), np.asarray(expected, np.float64)
-    if r.shape != e.shape:
-        return float("inf")
-    if not e.size:
-        return 0.0
-    diff = float(np.max(np.abs(r - e)))
-    scale = float(np.max(np.abs(e)))
-    return diff / scale if scale > 0 else diff
-
-
 def _cost(a: Mapping[str, Any], key: str) -> Cost:
     qw: QuantizedMatrix = a["qw"]
     act = a[key]
@@ -116,7 +105,7 @@ GEMV_Q = KernelSpec(
     name="gemv_q",
     validate=_validate_gemv,
     reference=reference.gemv_q,
-    error=_rel_error,
+    error=relative_error,
     tolerance=TOLERANCE,
     make_case=_gemv_case,
     cost=lambda a: _cost(a, "x"),
@@ -129,7 +118,7 @@ GEMM_Q = KernelSpec(
     name="gemm_q",
     validate=_validate_gemm,
     reference=reference.gemm_q,
-    error=_rel_error,
+    error=relative_error,
     tolerance=TOLERANCE,
     make_case=_gemm_case,
     cost=lambda a: _cost(a, "X"),
