@@ -45,3 +45,4 @@ __all__ = [
     "HetlabError", "InvalidInputError", "DeviceMismatchError", "BackendUnavailable",
     "KernelNotSupported", "VerificationError",
 ]
+from . import offload  # noqa: E402  (loop offload extraction; imports no numba until used)

@@ -23,9 +23,9 @@ __all__ = ["analyze", "transform", "search", "register_offload_cli", "Report", "
            "Variant"]
 
 _LAZY = {
-    "analyze": ".analyze", "Report": ".analyze",
+    "analyze": ".analysis", "Report": ".analysis",
     "transform": ".codegen", "Variant": ".codegen",
-    "search": ".search", "Plan": ".search",
+    "search": ".searching", "Plan": ".searching",
     "register_offload_cli": ".cli",
 }
 
