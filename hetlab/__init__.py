@@ -45,4 +45,4 @@ __all__ = [
     "HetlabError", "InvalidInputError", "DeviceMismatchError", "BackendUnavailable",
     "KernelNotSupported", "VerificationError",
 ]
-from . import offload  # noqa: E402  (loop offload extraction; imports no numba until used)
+from . import offload  # noqa: E402, F401  (loop offload extraction; imports no numba until used)

@@ -1,3 +1,4 @@
+# ruff: noqa: B007  (PolyBench time-step loops do not read their variable)
 """Stencil loop kernels over time steps (Jacobi, Gauss-Seidel, heat, a Himeno-like solver)."""
 
 from __future__ import annotations
