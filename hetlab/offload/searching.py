@@ -1,0 +1,279 @@
+"""``offload.search``: which loops to offload, chosen by a GA on measured, verified times."""
+
+from __future__ import annotations
+
+import html
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import HetlabError, InvalidInputError
+from .analysis import Report, analyze
+from .codegen import TARGETS, Variant, transform, wrap_like
+from .ga import GAResult, exhaustive_search, genetic_search
+from .measure import Measurement, copy_args, measure, outputs_of
+
+__all__ = ["Plan", "search"]
+
+
+@dataclass
+class Plan:
+    """The result of :func:`search`: the chosen loops, the figures behind the choice."""
+
+    report: Report
+    target: str
+    genes: list[str]
+    best: tuple[int, ...]
+    measurements: dict[tuple[int, ...], Measurement]
+    serial_s: float
+    auto_s: float
+    ga: GAResult
+    exhaustive: GAResult | None
+    threads: dict[int, float] = field(default_factory=dict)
+    thread_choice: int | None = None
+    variants: dict[tuple[int, ...], Variant] = field(default_factory=dict, repr=False)
+
+    @property
+    def loops(self) -> list[str]:
+        """Ids of the loops the plan offloads."""
+        return [g for g, bit in zip(self.genes, self.best, strict=True) if bit]
+
+    @property
+    def time_s(self) -> float:
+        return self.measurements[self.best].time_s
+
+    @property
+    def speedup(self) -> float:
+        """Plan time against the serial ``njit`` of the original."""
+        return self.serial_s / self.time_s
+
+    @property
+    def verified(self) -> bool:
+        return self.measurements[self.best].verified
+
+    def variant(self) -> Variant:
+        if self.best not in self.variants:
+            self.variants[self.best] = transform(self.report, self.loops)
+        return self.variants[self.best]
+
+    def compile(self) -> Callable[..., Any]:
+        """A callable with the original's signature running the chosen variant."""
+        return wrap_like(self.report.source.fn, self.variant().compile())
+
+    def source(self, target: str = "numba") -> str:
+        """The generated source of the chosen variant."""
+        if target != self.target:
+            raise InvalidInputError(f"offload: plan.source target must be {self.target!r} "
+                                    f"(the plan's target); got {target!r}.")
+        return self.variant().source
+
+    def table(self) -> Any:
+        """pandas DataFrame: one row per loop with verdict and destination."""
+        import pandas as pd
+
+        rows = []
+        for lp in self.report.loops:
+            dest = f"{self.target} prange" if lp.id in self.loops else "host (serial njit)"
+            rows.append({"loop": lp.id, "line": lp.line, "nest": "  " * lp.depth + lp.var,
+                         "verdict": lp.verdict, "destination": dest})
+        return pd.DataFrame(rows).set_index("loop")
+
+    def candidates(self) -> Any:
+        """pandas DataFrame of every measured gene: loops, median time, speedup, status."""
+        import pandas as pd
+
+        rows = [{"loops": "+".join(g for g, b in zip(self.genes, gene, strict=True) if b)
+                 or "(serial)", "time_s": m.time_s, "speedup": self.serial_s / m.time_s
+                 if m.times_s else 0.0, "status": m.status, "error": m.error}
+                for gene, m in self.measurements.items()]
+        return pd.DataFrame(rows).sort_values("time_s").reset_index(drop=True)
+
+    def summary(self) -> str:
+        ex = (f"; exhaustive optimum {self.exhaustive.fitness:.2f}× over all "
+              f"{2 ** len(self.genes)} genes" if self.exhaustive else "")
+        thr = (f"; {self.thread_choice} threads within tolerance of the best"
+               if self.thread_choice else "")
+        return (f"offload.search({self.report.name}, target={self.target}): offload "
+                f"{', '.join(self.loops) or 'nothing'}; {self.time_s * 1e3:.3g} ms vs serial "
+                f"njit {self.serial_s * 1e3:.3g} ms ({self.speedup:.2f}×), njit(parallel=True) "
+                f"auto {self.auto_s * 1e3:.3g} ms; verified={self.verified}; GA best "
+                f"{self.ga.fitness:.2f}× after {self.ga.evaluations} evaluations{ex}{thr}")
+
+    def __repr__(self) -> str:
+        return self.summary() + "\n" + self.table().to_string()
+
+    def _repr_html_(self) -> str:
+        return f"<p>{html.escape(self.summary())}</p>" + self.table().to_html()
+
+
+def _check_args(report: Report, args: Sequence[Any]) -> tuple:
+    if not isinstance(args, (tuple, list)):
+        raise InvalidInputError(f"offload.search: args must be a tuple of {report.name}'s "
+                                f"arguments; got {type(args).__name__}.")
+    if len(args) != len(report.params):
+        raise InvalidInputError(
+            f"offload.search: {report.name} takes {len(report.params)} arguments "
+            f"({', '.join(report.params)}); got {len(args)}.")
+    arrays = [(n, a) for n, a in zip(report.params, args, strict=True)
+              if isinstance(a, np.ndarray)]
+    for k, (na, a) in enumerate(arrays):
+        for nb, b in arrays[k + 1:]:
+            if np.shares_memory(a, b):
+                raise InvalidInputError(f"offload.search: arguments {na} and {nb} share memory; "
+                                        "the analysis assumes arrays do not alias.")
+    return tuple(args)
+
+
+def _reference(report: Report, args: tuple, how: str) -> tuple:
+    if how not in ("python", "njit"):
+        raise InvalidInputError(f"offload.search: reference must be 'python' or 'njit'; "
+                                f"got {how!r}.")
+    fn = report.source.fn if how == "python" else transform(report).compile()
+    work = copy_args(args)
+    try:
+        out = fn(*work)
+    except Exception as exc:
+        raise HetlabError(f"offload.search: {report.name} raised {type(exc).__name__}: {exc} "
+                          "on the given arguments; fix the function or its arguments.") from exc
+    return outputs_of(out, work)
+
+
+def _thread_sweep(variant: Variant, args: tuple, expected: tuple, repeats: int,
+                  tolerance: float) -> tuple[dict[int, float], int | None]:
+    import numba
+
+    fn = variant.compile()
+    before = numba.get_num_threads()
+    times: dict[int, float] = {}
+    try:
+        for n in range(1, numba.config.NUMBA_NUM_THREADS + 1):
+            numba.set_num_threads(n)
+            m = measure(fn, args, expected, repeats=repeats)
+            if m.times_s:
+                times[n] = m.time_s
+    finally:
+        numba.set_num_threads(before)
+    if not times:
+        return times, None
+    best = min(times.values())
+    return times, min(n for n, t in times.items() if t <= best * (1 + tolerance))
+
+
+def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str] = ("numba",),
+           budget: int = 64, population: int = 8, generations: int = 30, elite: int = 1,
+           selection: str = "tournament", crossover_rate: float = 0.9,
+           mutation_rate: float | None = None, repeats: int = 3, warmup: int = 1,
+           timeout_factor: float = 20.0, exhaustive: bool | None = None, seed: int = 0,
+           reference: str = "python", thread_tolerance: float = 0.1,
+           resume: Plan | None = None, progress: bool = True) -> Plan:
+    """Search which loops of ``fn`` to offload, by GA on measured and verified run times.
+
+    Parameters
+    ----------
+    fn : function
+        A plain Python loop function (see :func:`analyze`).
+    args : tuple
+        Arguments to call ``fn`` with; never modified (every run gets fresh copies).
+    targets : sequence of str
+        Destinations, tried in the 2020 paper's order; ``"numba"`` (many-core CPU) only here.
+    budget : int
+        Most distinct candidates the GA measures (cached by gene).
+    population, generations, elite, selection, crossover_rate, mutation_rate, seed
+        GA parameters; ``selection`` is ``"tournament"`` or ``"roulette"``; mutation rate
+        defaults to 1 / number of genes.
+    repeats, warmup : int
+        Timed calls per candidate (median kept) and untimed calls before them.
+    timeout_factor : float
+        A candidate whose call takes longer than this × the serial time is stopped (zero
+        fitness).
+    exhaustive : bool, optional
+        Also measure every gene (default: when there are at most 4 genes) to check the GA.
+    reference : {"python", "njit"}
+        Ground truth: the original function in Python, or its serial ``njit`` (for sizes
+        where Python is too slow).
+    thread_tolerance : float
+        Resource amount: the smallest thread count within this fraction of the best time.
+    resume : Plan, optional
+        A previous plan of the same function: its measurements are reused, not redone.
+    progress : bool
+        Show a tqdm progress bar.
+
+    Returns
+    -------
+    Plan
+        Fitness of a candidate is serial-njit time / its time; wrong or timed-out candidates
+        score 0. ``plan.compile()`` gives the fast callable; ``plan.source()`` its code.
+    """
+    report = analyze(fn)
+    args = _check_args(report, args)
+    bad = [t for t in targets if t not in TARGETS]
+    if bad or not targets:
+        raise InvalidInputError(f"offload.search: targets must be among {TARGETS} (the GPU "
+                                f"variant is not available yet); got {list(targets)!r}.")
+    if not isinstance(budget, int) or budget < 1:
+        raise InvalidInputError(f"offload.search: budget must be a positive int; got {budget!r}.")
+    expected = _reference(report, args, reference)
+    genes = [lp.id for lp in report.parallelizable]
+    n = len(genes)
+    variants: dict[tuple[int, ...], Variant] = dict(resume.variants) if resume else {}
+    measured: dict[tuple[int, ...], Measurement] = dict(resume.measurements) if resume else {}
+
+    def run(gene: tuple[int, ...], **kw: Any) -> Measurement:
+        if gene not in measured:
+            if gene not in variants:
+                chosen = [g for g, b in zip(genes, gene, strict=True) if b]
+                variants[gene] = transform(report, chosen)
+            measured[gene] = measure(variants[gene].compile(), args, expected,
+                                     repeats=repeats, warmup=warmup, **kw)
+        return measured[gene]
+
+    serial = run((0,) * n)
+    if not serial.times_s:
+        raise HetlabError(f"offload.search: the serial njit variant of {report.name} did not "
+                          f"run ({serial.status}); numba must compile the function as written.")
+    auto_v = transform(report, parallel=True)
+    with warnings.catch_warnings():  # "no transformation for parallel execution was possible"
+        warnings.simplefilter("ignore")
+        auto = measure(auto_v.compile(), args, expected, repeats=repeats, warmup=warmup)
+    timeout = serial.time_s * timeout_factor + 1.0
+
+    def fitness(gene: tuple[int, ...]) -> float:
+        m = run(gene, timeout_s=timeout)
+        return serial.time_s / m.time_s if m.verified and m.times_s else 0.0
+
+    do_all = n <= 4 if exhaustive is None else exhaustive
+    total = min(budget, 2 ** n) + (2 ** n if do_all else 0)
+    bar = _progress(progress, total, report.name)
+    tick = bar.update if bar is not None else None
+    prior = {g: (serial.time_s / m.time_s if m.verified and m.times_s else 0.0)
+             for g, m in measured.items()}
+    try:
+        ga = genetic_search(n, fitness, budget=budget, population=population,
+                            generations=generations, elite=elite, selection=selection,
+                            crossover_rate=crossover_rate, mutation_rate=mutation_rate,
+                            seed=seed, cache=prior, on_evaluation=tick)
+        ex = exhaustive_search(n, fitness, cache=ga.cache, on_evaluation=tick) \
+            if do_all else None
+    finally:
+        if bar is not None:
+            bar.close()
+    best = (ex or ga).best
+    threads, choice = ({}, None)
+    if any(best):
+        threads, choice = _thread_sweep(variants[best], args, expected, repeats,
+                                        thread_tolerance)
+    return Plan(report, targets[0], genes, best, measured, serial.time_s, auto.time_s, ga, ex,
+                threads, choice, variants)
+
+
+def _progress(show: bool, total: int, name: str) -> Any:
+    if not show:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=f"offload.search({name})", unit="variant", leave=False)
+
+
