@@ -20,7 +20,7 @@ from .analysis import Report, analyze
 __all__ = ["Variant", "transform", "for_nodes", "TARGETS"]
 
 #: destinations a variant can be generated for
-TARGETS = ("numba",)
+TARGETS = ("numba", "cuda")
 
 
 def for_nodes(stmts: list[ast.stmt]) -> Iterator[ast.For]:
@@ -45,6 +45,8 @@ class Variant:
     loops: tuple[str, ...]
     source: str
     namespace: dict[str, Any] = field(repr=False)
+    #: host↔device copies counted by a cuda variant (None for numba)
+    transfers: Any = None
     _compiled: Callable[..., Any] | None = field(default=None, repr=False)
 
     def compile(self) -> Callable[..., Any]:
@@ -56,7 +58,8 @@ class Variant:
         return self._compiled
 
 
-def _check_loops(report: Report, loops: Iterable[str | int]) -> tuple[str, ...]:
+def _check_loops(report: Report, loops: Iterable[str | int],
+                 target: str = "numba") -> tuple[str, ...]:
     chosen = []
     for key in loops:
         try:
@@ -68,6 +71,10 @@ def _check_loops(report: Report, loops: Iterable[str | int]) -> tuple[str, ...]:
             raise InvalidInputError(
                 f"offload.transform: loop {lp.id} ({lp.var}, line {lp.line}) is {lp.verdict} "
                 f"({lp.why}); parallelizable loops: {ok}.")
+        if target == "cuda" and lp.verdict != "parallel":
+            raise InvalidInputError(
+                f"offload.transform: loop {lp.id} ({lp.var}) is a reduction; the cuda target "
+                "offloads parallel loops only (reductions need atomics).")
         chosen.append(lp.id)
     return tuple(sorted(set(chosen), key=lambda k: int(k[1:])))
 
@@ -92,7 +99,8 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
 
 
 def transform(fn: Callable[..., Any] | Report, loops: Iterable[str | int] = (), *,
-              target: str = "numba", parallel: bool | None = None) -> Variant:
+              target: str = "numba", parallel: bool | None = None,
+              transfers: str = "reduced") -> Variant:
     """Generate the variant of ``fn`` that offloads ``loops`` to ``target``.
 
     Parameters
@@ -102,12 +110,17 @@ def transform(fn: Callable[..., Any] | Report, loops: Iterable[str | int] = (), 
     loops : iterable of str or int
         Loop ids (``"L2"``) or indices to run in parallel; each must be parallelizable.
         Empty: the serial ``njit`` variant.
-    target : {"numba"}
-        ``njit(parallel=True)`` with ``prange`` on the chosen loops (many-core CPU). The GPU
-        variant (numba.cuda kernels on CuPy arrays) is not written yet.
+    target : {"numba", "cuda"}
+        ``"numba"``: ``njit(parallel=True)`` with ``prange`` on the chosen loops (many-core
+        CPU). ``"cuda"``: a numba.cuda kernel per chosen nest (parallel loops only), launched
+        from the host Python code on CuPy arrays, or in numba's simulator under
+        ``NUMBA_ENABLE_CUDASIM=1`` (see :mod:`hetlab.offload.gpu`).
     parallel : bool, optional
         numba only: force ``parallel=`` (``True`` with no loops gives numba's own automatic
         parallelization, a baseline).
+    transfers : {"reduced", "naive"}
+        cuda only: arrays kept on the device across a region of offloaded nests (copied in
+        once, out once), or copied around every launch; ``variant.transfers`` counts them.
 
     Returns
     -------
@@ -119,8 +132,17 @@ def transform(fn: Callable[..., Any] | Report, loops: Iterable[str | int] = (), 
     if target not in TARGETS:
         raise InvalidInputError(f"offload.transform: target must be one of {TARGETS}; "
                                 f"got {target!r}.")
-    chosen = _check_loops(report, loops)
+    chosen = _check_loops(report, loops, target)
     ns = dict(report.source.namespace)
+    if target == "cuda":
+        from .gpu import Transfers, cuda_source
+
+        if transfers not in ("reduced", "naive"):
+            raise InvalidInputError("offload.transform: transfers must be 'reduced' or "
+                                    f"'naive'; got {transfers!r}.")
+        ns["_rt"] = counter = Transfers()
+        return Variant(report.name, "cuda", chosen, cuda_source(report, chosen, transfers), ns,
+                       counter)
     return Variant(report.name, "numba", chosen,
                    numba_source(report, chosen, parallel=parallel), ns)
 

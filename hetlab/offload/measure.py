@@ -80,12 +80,14 @@ class Measurement:
 
 
 def measure(fn: Callable[..., Any], args: tuple, expected: tuple | None, *, repeats: int = 3,
-            warmup: int = 1, timeout_s: float = math.inf) -> Measurement:
+            warmup: int = 1, timeout_s: float = math.inf,
+            sync: Callable[[], None] | None = None) -> Measurement:
     """Time ``fn(*copies of args)`` and verify its outputs against ``expected``."""
     m = Measurement()
+    sync = sync or _nosync
     try:
         work = copy_args(args)
-        out, m.first_call_s = _timed(lambda: fn(*work), _nosync)
+        out, m.first_call_s = _timed(lambda: fn(*work), sync)
         if expected is not None:
             m.verified, m.error = verify(outputs_of(out, work), expected)
             if not m.verified:
@@ -95,7 +97,7 @@ def measure(fn: Callable[..., Any], args: tuple, expected: tuple | None, *, repe
             m.verified = True
         for k in range(max(warmup - 1, 0) + repeats):
             work = copy_args(args)
-            _, t = _timed(lambda: fn(*work), _nosync)  # noqa: B023
+            _, t = _timed(lambda: fn(*work), sync)  # noqa: B023
             if t > timeout_s:
                 m.status, m.times_s = "timeout", []
                 return m

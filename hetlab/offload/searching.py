@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import os
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,11 @@ class Plan:
     threads: dict[int, float] = field(default_factory=dict)
     thread_choice: int | None = None
     variants: dict[tuple[int, ...], Variant] = field(default_factory=dict, repr=False)
+    #: cuda: host↔device copies and bytes of one call, {"naive": …, "reduced": …}
+    transfers: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: every target's plan (this one included), and targets skipped with the reason
+    alternatives: dict[str, Plan] = field(default_factory=dict, repr=False)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def loops(self) -> list[str]:
@@ -56,19 +62,22 @@ class Plan:
 
     def variant(self) -> Variant:
         if self.best not in self.variants:
-            self.variants[self.best] = transform(self.report, self.loops)
+            self.variants[self.best] = transform(self.report, self.loops, target=self.target)
         return self.variants[self.best]
 
     def compile(self) -> Callable[..., Any]:
         """A callable with the original's signature running the chosen variant."""
         return wrap_like(self.report.source.fn, self.variant().compile())
 
-    def source(self, target: str = "numba") -> str:
-        """The generated source of the chosen variant."""
-        if target != self.target:
-            raise InvalidInputError(f"offload: plan.source target must be {self.target!r} "
-                                    f"(the plan's target); got {target!r}.")
-        return self.variant().source
+    def source(self, target: str | None = None) -> str:
+        """The generated source of the chosen variant (or of another searched target's)."""
+        target = target or self.target
+        if target == self.target:
+            return self.variant().source
+        if target in self.alternatives:
+            return self.alternatives[target].source(target)
+        raise InvalidInputError(f"offload: plan.source target must be one of "
+                                f"{sorted(self.alternatives) or [self.target]}; got {target!r}.")
 
     def table(self) -> Any:
         """pandas DataFrame: one row per loop with verdict and destination."""
@@ -76,7 +85,8 @@ class Plan:
 
         rows = []
         for lp in self.report.loops:
-            dest = f"{self.target} prange" if lp.id in self.loops else "host (serial njit)"
+            kind = "prange" if self.target == "numba" else "kernel"
+            dest = f"{self.target} {kind}" if lp.id in self.loops else "host"
             rows.append({"loop": lp.id, "line": lp.line, "nest": "  " * lp.depth + lp.var,
                          "verdict": lp.verdict, "destination": dest})
         return pd.DataFrame(rows).set_index("loop")
@@ -96,11 +106,18 @@ class Plan:
               f"{2 ** len(self.genes)} genes" if self.exhaustive else "")
         thr = (f"; {self.thread_choice} threads within tolerance of the best"
                if self.thread_choice else "")
+        moved = ""
+        if self.transfers:
+            nv, rd = self.transfers["naive"], self.transfers["reduced"]
+            moved = (f"; transfers {nv['copies']} copies / {nv['bytes']} B per-launch → "
+                     f"{rd['copies']} / {rd['bytes']} B reduced")
+        notes = "".join(f"\nnote: {n}" for n in self.notes)
         return (f"offload.search({self.report.name}, target={self.target}): offload "
                 f"{', '.join(self.loops) or 'nothing'}; {self.time_s * 1e3:.3g} ms vs serial "
                 f"njit {self.serial_s * 1e3:.3g} ms ({self.speedup:.2f}×), njit(parallel=True) "
                 f"auto {self.auto_s * 1e3:.3g} ms; verified={self.verified}; GA best "
-                f"{self.ga.fitness:.2f}× after {self.ga.evaluations} evaluations{ex}{thr}")
+                f"{self.ga.fitness:.2f}× after {self.ga.evaluations} evaluations{ex}{thr}"
+                f"{moved}{notes}")
 
     def __repr__(self) -> str:
         return self.summary() + "\n" + self.table().to_string()
@@ -162,6 +179,10 @@ def _thread_sweep(variant: Variant, args: tuple, expected: tuple, repeats: int,
     return times, min(n for n, t in times.items() if t <= best * (1 + tolerance))
 
 
+#: destinations in the order the 2020 paper tries them: many-core CPU, then GPU
+ORDER = ("numba", "cuda")
+
+
 def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str] = ("numba",),
            budget: int = 64, population: int = 8, generations: int = 30, elite: int = 1,
            selection: str = "tournament", crossover_rate: float = 0.9,
@@ -178,26 +199,30 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
     args : tuple
         Arguments to call ``fn`` with; never modified (every run gets fresh copies).
     targets : sequence of str
-        Destinations, tried in the 2020 paper's order; ``"numba"`` (many-core CPU) only here.
+        Destinations among ``"numba"`` (many-core CPU: ``prange``) and ``"cuda"`` (numba.cuda
+        kernels; needs a GPU, or ``NUMBA_ENABLE_CUDASIM=1`` to exercise the logic), searched
+        in the 2020 paper's order, CPU first; one GA per target, the fastest plan wins and
+        the others are kept in ``plan.alternatives``. A target that cannot run here is
+        skipped with a note in ``plan.notes``.
     budget : int
-        Most distinct candidates the GA measures (cached by gene).
+        Most distinct candidates the GA measures per target (cached by gene).
     population, generations, elite, selection, crossover_rate, mutation_rate, seed
         GA parameters; ``selection`` is ``"tournament"`` or ``"roulette"``; mutation rate
         defaults to 1 / number of genes.
     repeats, warmup : int
         Timed calls per candidate (median kept) and untimed calls before them.
     timeout_factor : float
-        A candidate whose call takes longer than this × the serial time is stopped (zero
-        fitness).
+        A candidate whose call takes longer than this × the serial time (+1 s) is stopped
+        after that call (zero fitness).
     exhaustive : bool, optional
         Also measure every gene (default: when there are at most 4 genes) to check the GA.
     reference : {"python", "njit"}
         Ground truth: the original function in Python, or its serial ``njit`` (for sizes
         where Python is too slow).
     thread_tolerance : float
-        Resource amount: the smallest thread count within this fraction of the best time.
+        Resource amount (numba): the smallest thread count within this fraction of the best.
     resume : Plan, optional
-        A previous plan of the same function: its measurements are reused, not redone.
+        A previous plan of the same function and arguments: its measurements are reused.
     progress : bool
         Show a tqdm progress bar.
 
@@ -211,26 +236,17 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
     args = _check_args(report, args)
     bad = [t for t in targets if t not in TARGETS]
     if bad or not targets:
-        raise InvalidInputError(f"offload.search: targets must be among {TARGETS} (the GPU "
-                                f"variant is not available yet); got {list(targets)!r}.")
+        raise InvalidInputError(f"offload.search: targets must be among {TARGETS}; "
+                                f"got {list(targets)!r}.")
     if not isinstance(budget, int) or budget < 1:
         raise InvalidInputError(f"offload.search: budget must be a positive int; got {budget!r}.")
     expected = _reference(report, args, reference)
-    genes = [lp.id for lp in report.parallelizable]
-    n = len(genes)
-    variants: dict[tuple[int, ...], Variant] = dict(resume.variants) if resume else {}
-    measured: dict[tuple[int, ...], Measurement] = dict(resume.measurements) if resume else {}
-
-    def run(gene: tuple[int, ...], **kw: Any) -> Measurement:
-        if gene not in measured:
-            if gene not in variants:
-                chosen = [g for g, b in zip(genes, gene, strict=True) if b]
-                variants[gene] = transform(report, chosen)
-            measured[gene] = measure(variants[gene].compile(), args, expected,
-                                     repeats=repeats, warmup=warmup, **kw)
-        return measured[gene]
-
-    serial = run((0,) * n)
+    opts = dict(budget=budget, population=population, generations=generations, elite=elite,
+                selection=selection, crossover_rate=crossover_rate,
+                mutation_rate=mutation_rate, seed=seed)
+    prior = resume.alternatives if resume is not None else {}
+    serial_v = transform(report)
+    serial = measure(serial_v.compile(), args, expected, repeats=repeats, warmup=warmup)
     if not serial.times_s:
         raise HetlabError(f"offload.search: the serial njit variant of {report.name} did not "
                           f"run ({serial.status}); numba must compile the function as written.")
@@ -238,35 +254,103 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
     with warnings.catch_warnings():  # "no transformation for parallel execution was possible"
         warnings.simplefilter("ignore")
         auto = measure(auto_v.compile(), args, expected, repeats=repeats, warmup=warmup)
-    timeout = serial.time_s * timeout_factor + 1.0
+    plans: dict[str, Plan] = {}
+    notes: list[str] = []
+    for target in sorted(dict.fromkeys(targets), key=ORDER.index):
+        if target == "cuda":
+            from .gpu import cuda_ready
+
+            why = cuda_ready()
+            if why is not None:
+                notes.append(f"cuda: skipped ({why})")
+                continue
+            if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+                notes.append("cuda: times measured in numba's CUDA simulator, not on a GPU")
+        plans[target] = _search_target(
+            report, args, expected, target, serial, serial_v, auto.time_s, opts,
+            exhaustive=exhaustive, repeats=repeats, warmup=warmup,
+            timeout_s=serial.time_s * timeout_factor + 1.0, progress=progress,
+            thread_tolerance=thread_tolerance, resume=prior.get(target))
+    if not plans:
+        raise HetlabError(f"offload.search: no target can run here ({'; '.join(notes)}).")
+    best = max(plans.values(), key=lambda p: p.speedup)
+    for p in plans.values():
+        p.alternatives, p.notes = plans, notes
+    return best
+
+
+def _search_target(report: Report, args: tuple, expected: tuple, target: str,
+                   serial: Measurement, serial_v: Variant, auto_s: float,
+                   opts: dict[str, Any], *, exhaustive: bool | None, repeats: int, warmup: int,
+                   timeout_s: float, progress: bool, thread_tolerance: float,
+                   resume: Plan | None) -> Plan:
+    if target == "cuda":
+        from .gpu import gpu_loops
+
+        genes = gpu_loops(report)
+    else:
+        genes = [lp.id for lp in report.parallelizable]
+    n = len(genes)
+    zero = (0,) * n
+    variants: dict[tuple[int, ...], Variant] = {zero: serial_v}
+    measured: dict[tuple[int, ...], Measurement] = {zero: serial}
+    if resume is not None:
+        variants.update(resume.variants)
+        measured.update(resume.measurements)
+    sync = _cuda_sync if target == "cuda" else None
+
+    def run(gene: tuple[int, ...]) -> Measurement:
+        if gene not in measured:
+            if gene not in variants:
+                chosen = [g for g, b in zip(genes, gene, strict=True) if b]
+                variants[gene] = transform(report, chosen, target=target)
+            measured[gene] = measure(variants[gene].compile(), args, expected,
+                                     repeats=repeats, warmup=warmup, timeout_s=timeout_s,
+                                     sync=sync)
+        return measured[gene]
 
     def fitness(gene: tuple[int, ...]) -> float:
-        m = run(gene, timeout_s=timeout)
+        m = run(gene)
         return serial.time_s / m.time_s if m.verified and m.times_s else 0.0
 
     do_all = n <= 4 if exhaustive is None else exhaustive
-    total = min(budget, 2 ** n) + (2 ** n if do_all else 0)
-    bar = _progress(progress, total, report.name)
+    total = min(opts["budget"], 2 ** n) + (2 ** n if do_all else 0)
+    bar = _progress(progress, total, f"{report.name} → {target}")
     tick = bar.update if bar is not None else None
-    prior = {g: (serial.time_s / m.time_s if m.verified and m.times_s else 0.0)
-             for g, m in measured.items()}
+    prior = {g: fitness(g) for g in measured}
     try:
-        ga = genetic_search(n, fitness, budget=budget, population=population,
-                            generations=generations, elite=elite, selection=selection,
-                            crossover_rate=crossover_rate, mutation_rate=mutation_rate,
-                            seed=seed, cache=prior, on_evaluation=tick)
+        ga = genetic_search(n, fitness, cache=prior, on_evaluation=tick, **opts)
         ex = exhaustive_search(n, fitness, cache=ga.cache, on_evaluation=tick) \
             if do_all else None
     finally:
         if bar is not None:
             bar.close()
     best = (ex or ga).best
-    threads, choice = ({}, None)
-    if any(best):
-        threads, choice = _thread_sweep(variants[best], args, expected, repeats,
-                                        thread_tolerance)
-    return Plan(report, targets[0], genes, best, measured, serial.time_s, auto.time_s, ga, ex,
-                threads, choice, variants)
+    plan = Plan(report, target, genes, best, measured, serial.time_s, auto_s, ga, ex,
+                variants=variants)
+    if any(best) and target == "numba":
+        plan.threads, plan.thread_choice = _thread_sweep(variants[best], args, expected,
+                                                         repeats, thread_tolerance)
+    if any(best) and target == "cuda":
+        plan.transfers = _count_transfers(report, plan.loops, args)
+    return plan
+
+
+def _cuda_sync() -> None:
+    from numba import cuda
+
+    cuda.synchronize()
+
+
+def _count_transfers(report: Report, loops: list[str], args: tuple) -> dict[str, dict[str, int]]:
+    """Host↔device copies and bytes of one call, per-launch copies vs the reduced plan."""
+    out = {}
+    for mode in ("naive", "reduced"):
+        v = transform(report, loops, target="cuda", transfers=mode)
+        v.compile()(*copy_args(args))
+        t = v.transfers
+        out[mode] = {"copies": t.copies, "bytes": t.bytes}
+    return out
 
 
 def _progress(show: bool, total: int, name: str) -> Any:
