@@ -164,3 +164,17 @@ def test_verify_rule():
     assert not verify((a[:3],), (a,))[0]
     assert verify((None, 3), (None, 3))[0] and not verify((1.0,), (None,))[0]
     assert copy_args((a, 2))[0] is not a
+
+
+def test_search_resumes_from_a_previous_plan():
+    ex = EXAMPLES["blur_rows"]
+    args = ex.make_args(12)
+    first = offload.search(ex.fn, args, budget=2, repeats=1, exhaustive=False, progress=False)
+    assert first.ga.evaluations == 2
+    again = offload.search(ex.fn, args, budget=2, repeats=1, exhaustive=True, progress=False,
+                           resume=first)
+    assert set(first.measurements) <= set(again.measurements)
+    assert again.exhaustive is not None
+    # only genes not measured before are measured now
+    assert again.ga.evaluations + again.exhaustive.evaluations == 4 - len(first.measurements)
+    assert len(again.measurements) == 4
