@@ -25,7 +25,7 @@ __all__ = ["analyze", "transform", "search", "register_offload_cli", "Report", "
 _LAZY = {
     "analyze": ".analysis", "Report": ".analysis",
     "transform": ".codegen", "Variant": ".codegen",
-    "search": ".searching", "Plan": ".searching",
+    "search": ".searching", "Plan": ".plan",
     "register_offload_cli": ".cli",
 }
 

@@ -2,128 +2,23 @@
 
 from __future__ import annotations
 
-import html
+import math
 import os
+import statistics
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..errors import HetlabError, InvalidInputError
 from .analysis import Report, analyze
-from .codegen import TARGETS, Variant, transform, wrap_like
-from .ga import GAResult, exhaustive_search, genetic_search
+from .codegen import TARGETS, Variant, transform
+from .ga import exhaustive_search, genetic_search
 from .measure import Measurement, copy_args, measure, outputs_of
+from .plan import Plan
 
 __all__ = ["Plan", "search"]
-
-
-@dataclass
-class Plan:
-    """The result of :func:`search`: the chosen loops, the figures behind the choice."""
-
-    report: Report
-    target: str
-    genes: list[str]
-    best: tuple[int, ...]
-    measurements: dict[tuple[int, ...], Measurement]
-    serial_s: float
-    auto_s: float
-    ga: GAResult
-    exhaustive: GAResult | None
-    threads: dict[int, float] = field(default_factory=dict)
-    thread_choice: int | None = None
-    variants: dict[tuple[int, ...], Variant] = field(default_factory=dict, repr=False)
-    #: cuda: host↔device copies and bytes of one call, {"naive": …, "reduced": …}
-    transfers: dict[str, dict[str, int]] = field(default_factory=dict)
-    #: every target's plan (this one included), and targets skipped with the reason
-    alternatives: dict[str, Plan] = field(default_factory=dict, repr=False)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def loops(self) -> list[str]:
-        """Ids of the loops the plan offloads."""
-        return [g for g, bit in zip(self.genes, self.best, strict=True) if bit]
-
-    @property
-    def time_s(self) -> float:
-        return self.measurements[self.best].time_s
-
-    @property
-    def speedup(self) -> float:
-        """Plan time against the serial ``njit`` of the original."""
-        return self.serial_s / self.time_s
-
-    @property
-    def verified(self) -> bool:
-        return self.measurements[self.best].verified
-
-    def variant(self) -> Variant:
-        if self.best not in self.variants:
-            self.variants[self.best] = transform(self.report, self.loops, target=self.target)
-        return self.variants[self.best]
-
-    def compile(self) -> Callable[..., Any]:
-        """A callable with the original's signature running the chosen variant."""
-        return wrap_like(self.report.source.fn, self.variant().compile())
-
-    def source(self, target: str | None = None) -> str:
-        """The generated source of the chosen variant (or of another searched target's)."""
-        target = target or self.target
-        if target == self.target:
-            return self.variant().source
-        if target in self.alternatives:
-            return self.alternatives[target].source(target)
-        raise InvalidInputError(f"offload: plan.source target must be one of "
-                                f"{sorted(self.alternatives) or [self.target]}; got {target!r}.")
-
-    def table(self) -> Any:
-        """pandas DataFrame: one row per loop with verdict and destination."""
-        import pandas as pd
-
-        rows = []
-        for lp in self.report.loops:
-            kind = "prange" if self.target == "numba" else "kernel"
-            dest = f"{self.target} {kind}" if lp.id in self.loops else "host"
-            rows.append({"loop": lp.id, "line": lp.line, "nest": "  " * lp.depth + lp.var,
-                         "verdict": lp.verdict, "destination": dest})
-        return pd.DataFrame(rows).set_index("loop")
-
-    def candidates(self) -> Any:
-        """pandas DataFrame of every measured gene: loops, median time, speedup, status."""
-        import pandas as pd
-
-        rows = [{"loops": "+".join(g for g, b in zip(self.genes, gene, strict=True) if b)
-                 or "(serial)", "time_s": m.time_s, "speedup": self.serial_s / m.time_s
-                 if m.times_s else 0.0, "status": m.status, "error": m.error}
-                for gene, m in self.measurements.items()]
-        return pd.DataFrame(rows).sort_values("time_s").reset_index(drop=True)
-
-    def summary(self) -> str:
-        ex = (f"; exhaustive optimum {self.exhaustive.fitness:.2f}× over all "
-              f"{2 ** len(self.genes)} genes" if self.exhaustive else "")
-        thr = (f"; {self.thread_choice} threads within tolerance of the best"
-               if self.thread_choice else "")
-        moved = ""
-        if self.transfers:
-            nv, rd = self.transfers["naive"], self.transfers["reduced"]
-            moved = (f"; transfers {nv['copies']} copies / {nv['bytes']} B per-launch → "
-                     f"{rd['copies']} / {rd['bytes']} B reduced")
-        notes = "".join(f"\nnote: {n}" for n in self.notes)
-        return (f"offload.search({self.report.name}, target={self.target}): offload "
-                f"{', '.join(self.loops) or 'nothing'}; {self.time_s * 1e3:.3g} ms vs serial "
-                f"njit {self.serial_s * 1e3:.3g} ms ({self.speedup:.2f}×), njit(parallel=True) "
-                f"auto {self.auto_s * 1e3:.3g} ms; verified={self.verified}; GA best "
-                f"{self.ga.fitness:.2f}× after {self.ga.evaluations} evaluations{ex}{thr}"
-                f"{moved}{notes}")
-
-    def __repr__(self) -> str:
-        return self.summary() + "\n" + self.table().to_string()
-
-    def _repr_html_(self) -> str:
-        return f"<p>{html.escape(self.summary())}</p>" + self.table().to_html()
 
 
 def _check_args(report: Report, args: Sequence[Any]) -> tuple:
@@ -188,7 +83,7 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
            selection: str = "tournament", crossover_rate: float = 0.9,
            mutation_rate: float | None = None, repeats: int = 3, warmup: int = 1,
            timeout_factor: float = 20.0, exhaustive: bool | None = None, seed: int = 0,
-           reference: str = "python", thread_tolerance: float = 0.1,
+           reference: str = "python", thread_tolerance: float = 0.1, confirm: int = 3,
            resume: Plan | None = None, progress: bool = True) -> Plan:
     """Search which loops of ``fn`` to offload, by GA on measured and verified run times.
 
@@ -221,6 +116,10 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         where Python is too slow).
     thread_tolerance : float
         Resource amount (numba): the smallest thread count within this fraction of the best.
+    confirm : int
+        After the search, the ``confirm`` fittest genes, the serial and the automatic njit are
+        measured again back to back (3 rounds, interleaved) and the plan is chosen on those
+        medians: a shared machine's load changes between the search's measurements. 0: off.
     resume : Plan, optional
         A previous plan of the same function and arguments: its measurements are reused.
     progress : bool
@@ -267,8 +166,8 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
             if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
                 notes.append("cuda: times measured in numba's CUDA simulator, not on a GPU")
         plans[target] = _search_target(
-            report, args, expected, target, serial, serial_v, auto.time_s, opts,
-            exhaustive=exhaustive, repeats=repeats, warmup=warmup,
+            report, args, expected, target, serial, serial_v, (auto_v, auto.time_s), opts,
+            exhaustive=exhaustive, repeats=repeats, warmup=warmup, confirm=confirm,
             timeout_s=serial.time_s * timeout_factor + 1.0, progress=progress,
             thread_tolerance=thread_tolerance, resume=prior.get(target))
     if not plans:
@@ -280,8 +179,9 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
 
 
 def _search_target(report: Report, args: tuple, expected: tuple, target: str,
-                   serial: Measurement, serial_v: Variant, auto_s: float,
+                   serial: Measurement, serial_v: Variant, auto: tuple[Variant, float],
                    opts: dict[str, Any], *, exhaustive: bool | None, repeats: int, warmup: int,
+                   confirm: int,
                    timeout_s: float, progress: bool, thread_tolerance: float,
                    resume: Plan | None) -> Plan:
     if target == "cuda":
@@ -325,15 +225,37 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: str,
     finally:
         if bar is not None:
             bar.close()
-    best = (ex or ga).best
-    plan = Plan(report, target, genes, best, measured, serial.time_s, auto_s, ga, ex,
-                variants=variants)
+    final = ex or ga
+    best, serial_s, auto_s, confirmed = final.best, serial.time_s, auto[1], {}
+    if confirm > 0:
+        top = sorted((g for g, f in final.cache.items() if f > 0 and g != zero),
+                     key=lambda g: final.cache[g], reverse=True)[:confirm]
+        contenders: dict[Any, tuple[Callable[..., Any], Any]] = {
+            g: (variants[g].compile(), sync) for g in [zero, *top]}
+        contenders["auto"] = (auto[0].compile(), None)
+        confirmed = _confirm(contenders, args, repeats)
+        best = min([zero, *top], key=lambda g: confirmed.get(g, math.inf))
+        serial_s, auto_s = confirmed[zero], confirmed["auto"]
+    plan = Plan(report, target, genes, best, measured, serial_s, auto_s, ga, ex,
+                variants=variants, confirmed=confirmed)
     if any(best) and target == "numba":
         plan.threads, plan.thread_choice = _thread_sweep(variants[best], args, expected,
                                                          repeats, thread_tolerance)
     if any(best) and target == "cuda":
         plan.transfers = _count_transfers(report, plan.loops, args)
     return plan
+
+
+def _confirm(contenders: dict[Any, tuple[Callable[..., Any], Any]], args: tuple,
+             repeats: int, rounds: int = 3) -> dict[Any, float]:
+    """Median times of already verified callables, measured in interleaved rounds."""
+    times: dict[Any, list[float]] = {k: [] for k in contenders}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(rounds):
+            for key, (fn, sync) in contenders.items():
+                times[key] += measure(fn, args, None, repeats=repeats, sync=sync).times_s
+    return {k: statistics.median(v) for k, v in times.items() if v}
 
 
 def _cuda_sync() -> None:
