@@ -178,3 +178,29 @@ def test_search_resumes_from_a_previous_plan():
     # only genes not measured before are measured now
     assert again.ga.evaluations + again.exhaustive.evaluations == 4 - len(first.measurements)
     assert len(again.measurements) == 4
+
+
+def test_thread_amount_is_the_smallest_within_tolerance():
+    import numba
+
+    from hetlab.offload.searching import _thread_sweep
+
+    ex = EXAMPLES["axpy"]
+    args = ex.make_args(2000)
+    variant = offload.transform(ex.fn, ["L1"])
+    expected = _run(ex.fn, args)
+    before = numba.get_num_threads()
+    times, choice = _thread_sweep(variant, args, expected, repeats=2, tolerance=0.1)
+    assert set(times) == set(range(1, numba.config.NUMBA_NUM_THREADS + 1))
+    assert times[choice] <= min(times.values()) * 1.1
+    assert all(times[n] > min(times.values()) * 1.1 for n in times if n < choice)
+    assert numba.get_num_threads() == before  # restored
+    everything = _thread_sweep(variant, args, expected, repeats=1, tolerance=1e9)[1]
+    assert everything == 1
+
+
+def test_search_with_progress_bar(capsys):
+    ex = EXAMPLES["dot"]
+    plan = offload.search(ex.fn, ex.make_args(), budget=2, repeats=1, progress=True)
+    assert plan.verified and plan.genes == ["L1"]
+    assert "offload.search(dot" in capsys.readouterr().err  # tqdm writes to stderr

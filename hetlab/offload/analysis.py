@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import ast
 import html
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .deps import Dependence, carried_dependences
-from .loops import Loop, build_tree
+from .loops import SAFE_BUILTINS, Loop, LoopTree, build_tree
 from .scalars import exposed_reads, live_after, reduction_op, written_names
 from .source import FunctionSource, read_function
 
@@ -122,7 +123,8 @@ def _bounds(loop: Loop) -> str:
     return ast.unparse(loop.node.iter)
 
 
-def _analyze_loop(loop: Loop, loops: list[Loop], tree: Any) -> LoopReport:
+def _analyze_loop(loop: Loop, loops: list[Loop], tree: LoopTree,
+                  namespace: dict[str, Any]) -> LoopReport:
     body = loop.node.body
     accs = [a for a in tree.accesses if loop.index in a.loops]
     written = written_names(body)
@@ -135,8 +137,9 @@ def _analyze_loop(loop: Loop, loops: list[Loop], tree: Any) -> LoopReport:
     reads = {n.id for s in body for n in ast.walk(s)
              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     arrays = {a.array for a in accs}
-    rep.scalars_read = sorted(reads - arrays - inner_vars - {loop.var}
-                              - set(_module_names(tree, reads)))
+    not_data = {n for n in reads if n in SAFE_BUILTINS
+                or isinstance(namespace.get(n), types.ModuleType)}
+    rep.scalars_read = sorted(reads - arrays - inner_vars - {loop.var} - not_data)
     rep.scalars_written = sorted(written - inner_vars - {loop.var})
     if loop.unsupported:
         rep.verdict = UNSUPPORTED
@@ -169,11 +172,6 @@ def _analyze_loop(loop: Loop, loops: list[Loop], tree: Any) -> LoopReport:
     elif rep.reductions:
         rep.verdict = REDUCTION
     return rep
-
-
-def _module_names(tree: Any, names: set[str]) -> list[str]:
-    return [n for n in names if n in ("np", "numpy", "math", "range", "prange", "min", "max",
-                                      "abs", "int", "float", "len")]
 
 
 def _descendants(loop: Loop, loops: list[Loop]) -> list[int]:
@@ -218,5 +216,5 @@ def analyze(fn: Callable[..., Any] | FunctionSource) -> Report:
     """
     src = fn if isinstance(fn, FunctionSource) else read_function(fn)
     tree = build_tree(src.tree, src.namespace, src.first_line)
-    reports = [_analyze_loop(lp, tree.loops, tree) for lp in tree.loops]
+    reports = [_analyze_loop(lp, tree.loops, tree, src.namespace) for lp in tree.loops]
     return Report(src.name, src.params, reports, tree.notes, src)
