@@ -204,3 +204,17 @@ def test_search_with_progress_bar(capsys):
     plan = offload.search(ex.fn, ex.make_args(), budget=2, repeats=1, progress=True)
     assert plan.verified and plan.genes == ["L1"]
     assert "offload.search(dot" in capsys.readouterr().err  # tqdm writes to stderr
+
+
+def test_measure_statuses():
+    from hetlab.offload.measure import measure
+
+    ex = EXAMPLES["axpy"]
+    args = ex.make_args()
+    want = _run(ex.fn, args)
+    assert measure(ex.fn, args, want, repeats=2).status == "ok"
+    assert measure(ex.fn, args, want, repeats=2, timeout_s=0.0).status == "timeout"
+    wrong = measure(lambda a, x, y: ex.fn(a + 1, x, y), args, want, repeats=1)
+    assert wrong.status == "wrong" and not wrong.verified and not wrong.times_s
+    failed = measure(lambda a, x, y: 1 / 0, args, want, repeats=1)
+    assert failed.status.startswith("failed: ZeroDivisionError")
