@@ -83,7 +83,13 @@ class _Binder:
             if lower is not None:
                 for var, expr in scope.items():
                     lower = lower.substitute(var, expr)
-            if lower is None or lp.step is None or not _symbols_ok(lower, self.written):
+            upper = _from_top(lp, scope)
+            if upper is not None and _symbols_ok(upper, self.written) and (
+                    lower is None or not any(":" in k for k in lower.coefs)):
+                # a bound tied to outer loops only at the top (``range(i)``): count down from it
+                expr = upper + Affine({atom: -1}, -1)
+                self.ranges[atom] = (0.0, trip_span(lp))
+            elif lower is None or lp.step is None or not _symbols_ok(lower, self.written):
                 expr, self.ranges[atom] = Affine({atom: 1}), (-_INF, _INF)
             else:
                 expr = lower + Affine({atom: lp.step})
@@ -92,6 +98,16 @@ class _Binder:
             if q < self.pos:
                 self.common[li] = expr
         return scope
+
+
+def _from_top(lp: Loop, scope: dict[str, Affine]) -> Affine | None:
+    """``lp``'s upper bound over atoms when it has step 1 and depends on an outer loop."""
+    if lp.step != 1 or lp.upper is None:
+        return None
+    upper = lp.upper
+    for var, expr in scope.items():
+        upper = upper.substitute(var, expr)
+    return upper if any(":" in k for k in upper.coefs) else None
 
 
 def _bound_test(eq: Affine, ranges: dict[str, tuple[float, float]]) -> bool:
