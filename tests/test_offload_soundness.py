@@ -65,7 +65,8 @@ def test_parallel_1d_loops_are_order_independent(lo, trips, step, w, r, r2):
 
 
 @settings(max_examples=150, deadline=None)
-@given(n=st.integers(2, 6), tri=st.sampled_from(["full", "from_i", "to_i"]), wi=st.tuples(st.integers(0, 1), offs),
+@given(n=st.integers(2, 6), tri=st.sampled_from(["full", "from_i", "to_i"]),
+       wi=st.tuples(st.integers(0, 1), offs),
        wj=st.tuples(st.integers(0, 1), offs), ri=st.tuples(st.integers(0, 2), offs),
        rj=st.tuples(st.integers(0, 2), offs), swap=st.booleans())
 def test_parallel_2d_loops_are_order_independent(n, tri, wi, wj, ri, rj, swap):
