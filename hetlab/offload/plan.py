@@ -105,7 +105,7 @@ class Plan:
 
     def summary(self) -> str:
         ex = (f"; exhaustive optimum {self.exhaustive.fitness:.2f}× over all "
-              f"{2 ** len(self.genes)} genes" if self.exhaustive else "")
+              f"{2 ** len(self.genes)} patterns" if self.exhaustive else "")
         thr = (f"; {self.thread_choice} threads within tolerance of the best"
                if self.thread_choice else "")
         moved = ""
