@@ -218,3 +218,20 @@ def test_measure_statuses():
     assert wrong.status == "wrong" and not wrong.verified and not wrong.times_s
     failed = measure(lambda a, x, y: 1 / 0, args, want, repeats=1)
     assert failed.status.startswith("failed: ZeroDivisionError")
+
+
+def test_confirmation_round_ranks_by_paired_ratios():
+    import time
+
+    from hetlab.offload.searching import _confirm
+
+    def slow(x):
+        time.sleep(0.004)
+
+    def fast(x):
+        time.sleep(0.001)
+
+    out = _confirm({"serial": (slow, None), "fast": (fast, None)}, (np.ones(2),), repeats=1,
+                   rounds=3)
+    assert out["fast"] < out["serial"]
+    assert 0.15 < out["fast"] / out["serial"] < 0.6

@@ -118,8 +118,9 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         Resource amount (numba): the smallest thread count within this fraction of the best.
     confirm : int
         After the search, the ``confirm`` fittest genes, the serial and the automatic njit are
-        measured again back to back (3 rounds, interleaved) and the plan is chosen on those
-        medians: a shared machine's load changes between the search's measurements. 0: off.
+        measured again back to back (5 interleaved rounds; each figure the serial median ×
+        the median ratio to the serial of the same round) and the plan is chosen on those: a
+        shared machine's load changes between the search's measurements. 0: off.
     resume : Plan, optional
         A previous plan of the same function and arguments: its measurements are reused.
     progress : bool
@@ -247,15 +248,27 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: str,
 
 
 def _confirm(contenders: dict[Any, tuple[Callable[..., Any], Any]], args: tuple,
-             repeats: int, rounds: int = 3) -> dict[Any, float]:
-    """Median times of already verified callables, measured in interleaved rounds."""
-    times: dict[Any, list[float]] = {k: [] for k in contenders}
+             repeats: int, rounds: int = 5) -> dict[Any, float]:
+    """Times of already verified callables, robust to a shared machine's changing load.
+
+    In each round every contender is measured back to back (median of ``repeats`` calls) and
+    divided by the first contender's (the baseline) time of the same round; a contender's
+    figure is the baseline's median time × its median ratio, so load that drifts between
+    rounds cancels out.
+    """
+    keys = list(contenders)
+    per_round: dict[Any, list[float]] = {k: [] for k in keys}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for _ in range(rounds):
-            for key, (fn, sync) in contenders.items():
-                times[key] += measure(fn, args, None, repeats=repeats, sync=sync).times_s
-    return {k: statistics.median(v) for k, v in times.items() if v}
+            for key in keys:
+                fn, sync = contenders[key]
+                m = measure(fn, args, None, repeats=repeats, sync=sync)
+                per_round[key].append(m.time_s)
+    base = per_round[keys[0]]
+    base_s = statistics.median(base)
+    return {k: base_s * statistics.median(t / b for t, b in zip(v, base, strict=True))
+            for k, v in per_round.items() if all(math.isfinite(t) for t in v)}
 
 
 def _cuda_sync() -> None:
