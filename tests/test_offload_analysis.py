@@ -135,3 +135,12 @@ def test_report_views():
     assert rep.loop("L2").var == "i"
     with pytest.raises(KeyError, match="L1, L2"):
         rep.loop("L9")
+
+
+def _user_scalar_named_d(x, d):
+    for i in range(x.shape[0] // 2 - 4):
+        x[2 * i] = x[2 * i + d] * 0.5  # d is the caller's offset (-2 overlaps): sequential
+
+
+def test_user_names_do_not_collide_with_internal_atoms():
+    assert offload.analyze(_user_scalar_named_d).loops[0].verdict == "sequential"

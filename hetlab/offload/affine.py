@@ -64,6 +64,8 @@ def _opaque_ok(node: ast.AST) -> bool:
     for n in ast.walk(node):
         if isinstance(n, ast.Subscript) and not isinstance(n.value, ast.Attribute):
             return False  # an array element: not invariant
+        if isinstance(n, ast.Slice):
+            return False
         if isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name)
                                             and n.func.id in ("len", "int")):
             return False

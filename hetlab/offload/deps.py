@@ -21,6 +21,8 @@ from .loops import Access, Loop, trip_span
 __all__ = ["Dependence", "carried_dependences"]
 
 _INF = math.inf
+#: the atom ``d ≥ 1`` separating the two iterations of L (":" keeps it apart from user names)
+_D = "Δ:d"
 
 
 @dataclass(frozen=True)
@@ -43,8 +45,8 @@ class Dependence:
 
 def _symbols_ok(aff: Affine, written: set[str]) -> bool:
     for key in aff.coefs:
-        if ":" in key or key == "d":
-            continue  # an atom of the rewrite, not a symbol
+        if ":" in key:
+            continue  # an atom of the rewrite (user names cannot hold ":"), not a symbol
         names = aff.opaque.get(key, frozenset({key}))
         if names & written:
             return False
@@ -75,8 +77,8 @@ class _Binder:
                 span = trip_span(lp)
                 if span < 1:
                     return None
-                self.ranges["d"] = (1.0, span)
-                scope[lp.var] = l1 + Affine({"d": lp.step})
+                self.ranges[_D] = (1.0, span)
+                scope[lp.var] = l1 + Affine({_D: lp.step})
                 continue
             atom = f"c:{li}" if q < self.pos else f"{side}:{li}"
             lower = lp.lower
@@ -145,7 +147,7 @@ def _may_depend(a: Access, b: Access, loops: list[Loop], L: Loop, pos: int,
     s2 = binder.bind(b, "2", s1[L.var])
     if s2 is None:
         return False
-    if "d" not in binder.ranges:  # L's step unknown: the two iterations are unrelated atoms
+    if _D not in binder.ranges:  # L's step unknown: the two iterations are unrelated atoms
         return True
     for fa, fb in zip(a.subs, b.subs, strict=False):
         if fa is None or fb is None:
@@ -154,7 +156,7 @@ def _may_depend(a: Access, b: Access, loops: list[Loop], L: Loop, pos: int,
         if not _symbols_ok(ea, written) or not _symbols_ok(eb, written):
             continue  # a subscript reads a scalar that changes inside L
         eq = ea - eb
-        if any(":" not in k and k != "d" for k in eq.coefs):
+        if any(":" not in k for k in eq.coefs):
             continue  # a symbol that does not cancel: unknown offset
         if _bound_test(eq, binder.ranges):
             return False
