@@ -54,22 +54,30 @@ def _reference(report: Report, args: tuple, how: str) -> tuple:
 
 
 def _thread_sweep(variant: Variant, args: tuple, expected: tuple, repeats: int,
-                  tolerance: float) -> tuple[dict[int, float], int | None]:
+                  tolerance: float, rounds: int = 3) -> tuple[dict[int, float], int | None]:
+    """Resource amount (Yamato 2020): time per thread count, and the smallest count within
+    ``tolerance`` of the best. Counts are measured in interleaved rounds and compared as
+    ratios to the all-threads time of the same round (load drifts cancel)."""
     import numba
 
     fn = variant.compile()
     before = numba.get_num_threads()
-    times: dict[int, float] = {}
+    counts = list(range(numba.config.NUMBA_NUM_THREADS, 0, -1))  # all threads first: baseline
+    per_round: dict[int, list[float]] = {n: [] for n in counts}
     try:
-        for n in range(1, numba.config.NUMBA_NUM_THREADS + 1):
-            numba.set_num_threads(n)
-            m = measure(fn, args, expected, repeats=repeats)
-            if m.times_s:
-                times[n] = m.time_s
+        numba.set_num_threads(counts[0])
+        if not measure(fn, args, expected, repeats=1).verified:
+            return {}, None
+        for _ in range(rounds):
+            for n in counts:
+                numba.set_num_threads(n)
+                per_round[n].append(measure(fn, args, None, repeats=repeats).time_s)
     finally:
         numba.set_num_threads(before)
-    if not times:
-        return times, None
+    base = per_round[counts[0]]
+    base_s = statistics.median(base)
+    times = {n: base_s * statistics.median(t / b for t, b in zip(v, base, strict=True))
+             for n, v in sorted(per_round.items())}
     best = min(times.values())
     return times, min(n for n, t in times.items() if t <= best * (1 + tolerance))
 
