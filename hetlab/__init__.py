@@ -51,3 +51,4 @@ __all__ = [
     "HetlabError", "InvalidInputError", "DeviceMismatchError", "BackendUnavailable",
     "KernelNotSupported", "VerificationError",
 ]
+from . import offload  # noqa: E402, F401  (loop offload extraction; imports no numba until used)

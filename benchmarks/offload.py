@@ -1,0 +1,112 @@
+"""Offload extraction on every example kernel: loops found, plan, speedups, GA vs exhaustive.
+
+For each kernel in ``hetlab.offload.examples`` at a benchmark size: loops found and
+parallelizable, the plan ``offload.search`` chooses (numba target), the plan's time against the
+original under serial ``numba.njit`` and under ``numba.njit(parallel=True)`` left to find
+parallelism itself, and the GA's evaluations against the exhaustive search (run when the gene
+count is small). Verification: NPBench's rule against the serial njit of the original (Python
+would take minutes at these sizes).
+
+    python benchmarks/offload.py                 # full sizes (several minutes on 2 cores)
+    python benchmarks/offload.py --quick         # small sizes, a few kernels: a smoke run
+    python benchmarks/offload.py --only matmul,jacobi_2d
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+
+#: benchmark size per kernel (argument of its make_args) — serial njit ~10–100 ms on 2 cores
+SIZES = {
+    "matmul": 300, "matvec": 3000, "axpy": 4_000_000, "dot": 4_000_000, "covariance": 500,
+    "lu": 400, "trisolv": 3000, "floyd_warshall": 250, "transpose": 2500, "jacobi_1d": 2_000_000,
+    "jacobi_2d": 1000, "seidel_2d": 400, "heat_3d": 100, "himeno": 96, "nbody_forces": 3000,
+    "histogram": 2_000_000, "prefix_sum": 2_000_000, "running_sum": 2_000_000,
+    "array_max": 4_000_000, "row_norms": 3000, "collatz_steps": 20_000, "blur_rows": 2000,
+}
+QUICK = ["matvec", "jacobi_2d", "prefix_sum", "collatz_steps"]
+
+
+def _evals_to_optimum(plan) -> str:
+    if plan.exhaustive is None:
+        return "-"
+    order = list(plan.ga.cache)
+    best = plan.exhaustive.best
+    return str(order.index(best) + 1) if best in order else "not reached"
+
+
+def run(names: list[str], quick: bool, budget: int, exhaustive_max: int) -> list[dict]:
+    from hetlab import offload
+    from hetlab.offload.examples import EXAMPLES
+
+    rows = []
+    for name in names:
+        ex = EXAMPLES[name]
+        report = offload.analyze(ex.fn)
+        n_par = len(report.parallelizable)
+        size = max(SIZES[name] // 20, 8) if quick else SIZES[name]
+        row = {"kernel": name, "size": size, "loops": len(report.loops), "parallel": n_par}
+        if n_par == 0:
+            row.update(plan="(none: nothing parallelizable)", verified="-")
+            rows.append(row)
+            continue
+        t0 = time.perf_counter()
+        plan = offload.search(ex.fn, ex.make_args(size), budget=budget, population=6,
+                              exhaustive=n_par <= exhaustive_max, reference="njit",
+                              repeats=2 if quick else 5, progress=False)
+        row.update(
+            plan="+".join(plan.loops) or "(serial)", serial_ms=plan.serial_s * 1e3,
+            auto_ms=plan.auto_s * 1e3, plan_ms=plan.time_s * 1e3,
+            vs_serial=plan.speedup, vs_auto=plan.auto_s / plan.time_s,
+            ga_evals=plan.ga.evaluations, ga_best=plan.ga.fitness,
+            exhaustive=2 ** n_par if plan.exhaustive else "-",
+            evals_to_opt=_evals_to_optimum(plan), threads=plan.thread_choice or "-",
+            verified=plan.verified, wrong=sum(m.status == "wrong"
+                                               for m in plan.measurements.values()),
+            search_s=time.perf_counter() - t0)
+        rows.append(row)
+        print(f"  {name}: {row['plan']} {row['vs_serial']:.2f}× serial njit", file=sys.stderr)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="small sizes, a few kernels")
+    p.add_argument("--only", default=None, help="comma-separated kernel names")
+    p.add_argument("--budget", type=int, default=64)
+    p.add_argument("--exhaustive-max", type=int, default=5,
+                   help="run the exhaustive search up to this many genes")
+    args = p.parse_args(argv)
+    import numba
+    import pandas as pd
+
+    from hetlab.offload.examples import EXAMPLES
+
+    names = args.only.split(",") if args.only else (QUICK if args.quick else list(EXAMPLES))
+    unknown = [n for n in names if n not in EXAMPLES]
+    if unknown:
+        p.error(f"unknown kernels {unknown}; choose among {', '.join(EXAMPLES)}")
+    print(f"offload benchmark: numba {numba.__version__}, {numba.get_num_threads()} threads, "
+          f"{'quick' if args.quick else 'full'} sizes; times are medians of measured runs")
+    rows = run(names, args.quick, args.budget, args.exhaustive_max)
+    df = pd.DataFrame(rows).set_index("kernel")
+    with pd.option_context("display.width", 220, "display.max_columns", 30,
+                           "display.float_format", "{:.3g}".format):
+        print(df.to_string(na_rep="-"))
+    par = df[df["parallel"] > 0]
+    if len(par):
+        geo = math.exp(sum(math.log(v) for v in par["vs_serial"]) / len(par))
+        print(f"geometric mean plan speedup over serial njit (kernels with parallel loops): "
+              f"{geo:.2f}×")
+    bad = [k for k, v in df["verified"].items() if v is False]
+    if bad:
+        print(f"WRONG RESULTS from the chosen plan: {bad}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,40 @@
+"""Offload extraction: find the loops of a plain Python function worth offloading.
+
+A Python take on environment-adaptive automatic offloading (Yamato et al., NTT): read a function
+whose work is explicit ``for … in range(…)`` loops over NumPy arrays, decide per loop whether it
+is parallel, generate variants (numba ``prange``; numba.cuda kernels), and search the offload
+pattern by genetic algorithm on measured, verified run times.
+
+>>> from hetlab import offload
+>>> from hetlab.offload.examples import EXAMPLES
+>>> report = offload.analyze(EXAMPLES["matvec"].fn)
+>>> [(loop.var, loop.verdict) for loop in report.loops]
+[('i', 'parallel'), ('j', 'reduction')]
+
+Importing this package imports neither numba nor cupy; they load when a variant is built.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = ["analyze", "transform", "search", "register_offload_cli", "Report", "Plan",
+           "Variant"]
+
+_LAZY = {
+    "analyze": ".analysis", "Report": ".analysis",
+    "transform": ".codegen", "Variant": ".codegen",
+    "search": ".searching", "Plan": ".plan",
+    "register_offload_cli": ".cli",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module 'hetlab.offload' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

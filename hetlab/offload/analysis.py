@@ -1,0 +1,220 @@
+"""``offload.analyze(fn)``: the loop nests of a function, parallel or not, and why."""
+
+from __future__ import annotations
+
+import ast
+import html
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .deps import Dependence, carried_dependences
+from .loops import SAFE_BUILTINS, Loop, LoopTree, build_tree
+from .scalars import exposed_reads, live_after, reduction_op, written_names
+from .source import FunctionSource, read_function
+
+__all__ = ["LoopReport", "Report", "analyze"]
+
+PARALLEL, REDUCTION, SEQUENTIAL, UNSUPPORTED = "parallel", "reduction", "sequential", \
+    "unsupported"
+
+
+@dataclass
+class LoopReport:
+    """The analysis of one loop.
+
+    ``verdict`` is ``"parallel"``, ``"reduction"`` (parallel with the reductions listed),
+    ``"sequential"`` (``reasons`` says which dependence forbids it) or ``"unsupported"``.
+    """
+
+    index: int
+    var: str
+    line: int
+    depth: int
+    parent: int | None
+    children: list[int]
+    bounds: str
+    verdict: str
+    reasons: list[str] = field(default_factory=list)
+    arrays_read: list[str] = field(default_factory=list)
+    arrays_written: list[str] = field(default_factory=list)
+    scalars_read: list[str] = field(default_factory=list)
+    scalars_written: list[str] = field(default_factory=list)
+    private: list[str] = field(default_factory=list)
+    reductions: dict[str, str] = field(default_factory=dict)
+    dependences: list[Dependence] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return f"L{self.index + 1}"
+
+    @property
+    def parallelizable(self) -> bool:
+        return self.verdict in (PARALLEL, REDUCTION)
+
+    @property
+    def why(self) -> str:
+        if self.verdict == REDUCTION:
+            return "reduction " + ", ".join(f"{k} ({op})" for k, op in self.reductions.items())
+        if self.verdict == PARALLEL:
+            return "no loop-carried dependence" + (
+                f"; private {', '.join(self.private)}" if self.private else "")
+        more = len(self.reasons) - 2
+        return "; ".join(self.reasons[:2]) + (f"; and {more} more" if more > 0 else "")
+
+
+@dataclass
+class Report:
+    """What :func:`analyze` found: one :class:`LoopReport` per loop, in source order."""
+
+    name: str
+    params: list[str]
+    loops: list[LoopReport]
+    notes: list[str]
+    source: FunctionSource = field(repr=False)
+
+    @property
+    def parallelizable(self) -> list[LoopReport]:
+        """Loops that may run in parallel (verdict parallel or reduction)."""
+        return [lp for lp in self.loops if lp.parallelizable]
+
+    def loop(self, key: str | int) -> LoopReport:
+        """A loop by id (``"L3"``) or index."""
+        for lp in self.loops:
+            if key in (lp.id, lp.index):
+                return lp
+        raise KeyError(f"offload: no loop {key!r}; loops are "
+                       f"{', '.join(lp.id for lp in self.loops)}")
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [{"loop": lp.id, "line": lp.line, "nest": "  " * lp.depth + f"for {lp.var}",
+                 "bounds": lp.bounds, "verdict": lp.verdict, "why": lp.why,
+                 "writes": ", ".join(lp.arrays_written)} for lp in self.loops]
+
+    def __str__(self) -> str:
+        head = f"offload.analyze({self.name}): {len(self.loops)} loops, " \
+               f"{len(self.parallelizable)} parallelizable"
+        lines = [head]
+        for r in self.rows():
+            lines.append(f"  {r['loop']:>4} line {r['line']:<4} {r['nest']:<16} "
+                         f"{r['verdict']:<11} {r['why']}")
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        cols = ["loop", "line", "nest", "bounds", "verdict", "why", "writes"]
+        colors = {PARALLEL: "#d9f2d9", REDUCTION: "#e6f0ff", SEQUENTIAL: "#fbe3d6",
+                  UNSUPPORTED: "#eeeeee"}
+        out = [f"<p><b>offload.analyze({html.escape(self.name)})</b>: {len(self.loops)} loops, "
+               f"{len(self.parallelizable)} parallelizable</p><table><tr>"
+               + "".join(f"<th>{c}</th>" for c in cols) + "</tr>"]
+        for r, lp in zip(self.rows(), self.loops, strict=True):
+            cells = "".join(
+                f"<td style='text-align:left;white-space:pre'>{html.escape(str(r[c]))}</td>"
+                for c in cols)
+            out.append(f"<tr style='background:{colors[lp.verdict]}'>{cells}</tr>")
+        out.append("</table>")
+        out += [f"<p>note: {html.escape(n)}</p>" for n in self.notes]
+        return "".join(out)
+
+
+def _bounds(loop: Loop) -> str:
+    return ast.unparse(loop.node.iter)
+
+
+def _analyze_loop(loop: Loop, loops: list[Loop], tree: LoopTree,
+                  namespace: dict[str, Any]) -> LoopReport:
+    body = loop.node.body
+    accs = [a for a in tree.accesses if loop.index in a.loops]
+    written = written_names(body)
+    inner_vars = {loops[c].var for c in _descendants(loop, loops)}
+    exposed, _ = exposed_reads(body, {loop.var})
+    rep = LoopReport(loop.index, loop.var, loop.line, loop.depth, loop.parent,
+                     list(loop.children), _bounds(loop), PARALLEL)
+    rep.arrays_read = sorted({a.array for a in accs if not a.write})
+    rep.arrays_written = sorted({a.array for a in accs if a.write})
+    reads = {n.id for s in body for n in ast.walk(s)
+             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    arrays = {a.array for a in accs}
+    not_data = {n for n in reads if n in SAFE_BUILTINS
+                or isinstance(namespace.get(n), types.ModuleType)}
+    rep.scalars_read = sorted(reads - arrays - inner_vars - {loop.var} - not_data)
+    rep.scalars_written = sorted(written - inner_vars - {loop.var})
+    if loop.unsupported:
+        rep.verdict = UNSUPPORTED
+        rep.reasons = list(loop.unsupported)
+        return rep
+    if loop.var in written:
+        rep.verdict, rep.reasons = UNSUPPORTED, [f"loop variable {loop.var} is reassigned"]
+        return rep
+    reasons: list[str] = []
+    private = set(inner_vars)
+    for s in rep.scalars_written:
+        if s not in exposed:
+            if live_after(loop.path, s):
+                reasons.append(f"scalar {s} is assigned in the loop and read after it "
+                               "(its last value would be needed)")
+            else:
+                private.add(s)
+                rep.private.append(s)
+            continue
+        op = reduction_op(body, s)
+        if op is not None and s not in arrays:
+            rep.reductions[s] = op
+        else:
+            reasons.append(f"scalar {s} carries a value from one iteration to the next")
+    deps = carried_dependences(loop, loops, tree.accesses, written, private)
+    rep.dependences = deps
+    reasons += [str(d) for d in deps]
+    if reasons:
+        rep.verdict, rep.reasons = SEQUENTIAL, reasons
+    elif rep.reductions:
+        rep.verdict = REDUCTION
+    return rep
+
+
+def _descendants(loop: Loop, loops: list[Loop]) -> list[int]:
+    out: list[int] = []
+    todo = list(loop.children)
+    while todo:
+        c = todo.pop()
+        out.append(c)
+        todo.extend(loops[c].children)
+    return out
+
+
+def analyze(fn: Callable[..., Any] | FunctionSource) -> Report:
+    """Find the loop nests of ``fn`` and decide, per loop, whether it may run in parallel.
+
+    Parameters
+    ----------
+    fn : function
+        A plain Python function (defined with ``def`` in a file or notebook cell) whose work
+        is explicit ``for … in range(…)`` loops over NumPy arrays and scalars.
+
+    Returns
+    -------
+    Report
+        One :class:`LoopReport` per loop in source order: read/write sets, private scalars,
+        reductions, carried dependences (with distance vectors) and the verdict. Constructs
+        that cannot be analyzed (while loops, unknown calls, attributes) make the loops around
+        them ``"unsupported"``; nothing is raised for them. The analysis is conservative:
+        when unsure, sequential. Array arguments are assumed not to alias one another.
+
+    Raises
+    ------
+    hetlab.InvalidInputError
+        ``fn`` is not a Python function or its source is not available.
+
+    Examples
+    --------
+    >>> from hetlab.offload import analyze
+    >>> from hetlab.offload.examples import EXAMPLES
+    >>> print(analyze(EXAMPLES["prefix_sum"].fn).loops[0].verdict)
+    sequential
+    """
+    src = fn if isinstance(fn, FunctionSource) else read_function(fn)
+    tree = build_tree(src.tree, src.namespace, src.first_line)
+    reports = [_analyze_loop(lp, tree.loops, tree, src.namespace) for lp in tree.loops]
+    return Report(src.name, src.params, reports, tree.notes, src)

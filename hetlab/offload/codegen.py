@@ -1,0 +1,157 @@
+"""``offload.transform``: the numba variant of a function with ``prange`` on chosen loops.
+
+The variant is the function's own source with ``range`` replaced by ``prange`` on the chosen
+loops and an ``@njit(parallel=…)`` decorator; reductions need no rewrite (numba recognizes
+``s += …`` and ``s = max(s, …)`` in a prange loop). The generated source is kept, readable.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import functools
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InvalidInputError
+from .analysis import Report, analyze
+
+__all__ = ["Variant", "transform", "for_nodes", "TARGETS"]
+
+#: destinations a variant can be generated for
+TARGETS = ("numba", "cuda")
+
+
+def for_nodes(stmts: list[ast.stmt]) -> Iterator[ast.For]:
+    """``for`` statements in the pre-order :func:`~hetlab.offload.analysis.analyze` numbers."""
+    for s in stmts:
+        if isinstance(s, ast.For):
+            yield s
+            yield from for_nodes(s.body)
+        elif isinstance(s, ast.While):
+            yield from for_nodes(s.body)
+        elif isinstance(s, ast.If):
+            yield from for_nodes(s.body)
+            yield from for_nodes(s.orelse)
+
+
+@dataclass
+class Variant:
+    """One generated variant: the target, the loops it offloads, its source and callable."""
+
+    name: str
+    target: str
+    loops: tuple[str, ...]
+    source: str
+    namespace: dict[str, Any] = field(repr=False)
+    #: host↔device copies counted by a cuda variant (None for numba)
+    transfers: Any = None
+    _compiled: Callable[..., Any] | None = field(default=None, repr=False)
+
+    def compile(self) -> Callable[..., Any]:
+        """The variant's callable (built once: exec of :attr:`source`; numba compiles lazily)."""
+        if self._compiled is None:
+            ns = self.namespace
+            exec(compile(self.source, f"<hetlab.offload {self.name}>", "exec"), ns)
+            self._compiled = ns[self.name]
+        return self._compiled
+
+
+def _check_loops(report: Report, loops: Iterable[str | int],
+                 target: str = "numba") -> tuple[str, ...]:
+    chosen = []
+    for key in loops:
+        try:
+            lp = report.loop(key)
+        except KeyError as exc:
+            raise InvalidInputError(str(exc.args[0])) from None
+        if not lp.parallelizable:
+            ok = ", ".join(x.id for x in report.parallelizable) or "none"
+            raise InvalidInputError(
+                f"offload.transform: loop {lp.id} ({lp.var}, line {lp.line}) is {lp.verdict} "
+                f"({lp.why}); parallelizable loops: {ok}.")
+        if target == "cuda" and lp.verdict != "parallel":
+            raise InvalidInputError(
+                f"offload.transform: loop {lp.id} ({lp.var}) is a reduction; the cuda target "
+                "offloads parallel loops only (reductions need atomics).")
+        chosen.append(lp.id)
+    return tuple(sorted(set(chosen), key=lambda k: int(k[1:])))
+
+
+def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | None = None,
+                 header: str = "") -> str:
+    """Source of the numba variant: ``prange`` on ``chosen``, decorated ``@njit``."""
+    tree = copy.deepcopy(report.source.tree)
+    ids = {report.loops[k].id: node for k, node in enumerate(for_nodes(tree.body))}
+    for key in chosen:
+        node = ids[key]
+        assert isinstance(node.iter, ast.Call)
+        node.iter.func = ast.Name("prange", ast.Load())
+    par = bool(chosen) if parallel is None else parallel
+    tree.decorator_list = [ast.Call(ast.Name("njit", ast.Load()), [],
+                                    [ast.keyword("parallel", ast.Constant(par))])]
+    body = ast.unparse(ast.fix_missing_locations(tree))
+    loops = ", ".join(f"{k} ({report.loop(k).var}, line {report.loop(k).line})"
+                      for k in chosen) or "none (serial)"
+    head = header or f"# hetlab.offload: numba variant of {report.name}; prange on {loops}"
+    return f"{head}\nfrom numba import njit, prange\n\n\n{body}\n"
+
+
+def transform(fn: Callable[..., Any] | Report, loops: Iterable[str | int] = (), *,
+              target: str = "numba", parallel: bool | None = None,
+              transfers: str = "reduced") -> Variant:
+    """Generate the variant of ``fn`` that offloads ``loops`` to ``target``.
+
+    Parameters
+    ----------
+    fn : function or Report
+        The function (or its :func:`analyze` report).
+    loops : iterable of str or int
+        Loop ids (``"L2"``) or indices to run in parallel; each must be parallelizable.
+        Empty: the serial ``njit`` variant.
+    target : {"numba", "cuda"}
+        ``"numba"``: ``njit(parallel=True)`` with ``prange`` on the chosen loops (many-core
+        CPU). ``"cuda"``: a numba.cuda kernel per chosen nest (parallel loops only), launched
+        from the host Python code on CuPy arrays, or in numba's simulator under
+        ``NUMBA_ENABLE_CUDASIM=1`` (see :mod:`hetlab.offload.gpu`).
+    parallel : bool, optional
+        numba only: force ``parallel=`` (``True`` with no loops gives numba's own automatic
+        parallelization, a baseline).
+    transfers : {"reduced", "naive"}
+        cuda only: arrays kept on the device across a region of offloaded nests (copied in
+        once, out once), or copied around every launch; ``variant.transfers`` counts them.
+
+    Returns
+    -------
+    Variant
+        ``variant.source`` is the generated code; ``variant.compile()`` the callable, with
+        ``fn``'s signature.
+    """
+    report = fn if isinstance(fn, Report) else analyze(fn)
+    if target not in TARGETS:
+        raise InvalidInputError(f"offload.transform: target must be one of {TARGETS}; "
+                                f"got {target!r}.")
+    chosen = _check_loops(report, loops, target)
+    ns = dict(report.source.namespace)
+    if target == "cuda":
+        from .gpu import Transfers, cuda_source
+
+        if transfers not in ("reduced", "naive"):
+            raise InvalidInputError("offload.transform: transfers must be 'reduced' or "
+                                    f"'naive'; got {transfers!r}.")
+        ns["_rt"] = counter = Transfers()
+        return Variant(report.name, "cuda", chosen, cuda_source(report, chosen, transfers), ns,
+                       counter)
+    return Variant(report.name, "numba", chosen,
+                   numba_source(report, chosen, parallel=parallel), ns)
+
+
+def wrap_like(original: Callable[..., Any], impl: Callable[..., Any]) -> Callable[..., Any]:
+    """A callable with ``original``'s name, docstring and signature that calls ``impl``."""
+
+    @functools.wraps(original)
+    def call(*args: Any) -> Any:
+        return impl(*args)
+
+    return call

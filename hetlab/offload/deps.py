@@ -1,0 +1,225 @@
+"""Dependence tests on affine subscripts: GCD and Banerjee-style bounds, distance vectors.
+
+For a loop ``L`` and two accesses to one array, at least one a write, the question is whether
+two *different* iterations of ``L`` (same iteration of every loop around ``L``) may touch the
+same element. Each loop variable is rewritten ``v = lower + step·e`` with ``e ≥ 0`` (lower
+bounds substituted from the outer loops, which keeps triangular bounds exact enough), the later
+iteration of ``L`` as ``v₁ + step·d`` with ``d ≥ 1``. Then per subscript dimension the equation
+``f₁ − f₂ = 0`` is tested: no integer solution (GCD) or zero outside the bounds (Banerjee)
+proves independence. Anything not affine, or a symbol that changes inside ``L``, proves nothing:
+the test is conservative.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .affine import Affine
+from .loops import Access, Loop, trip_span
+
+__all__ = ["Dependence", "carried_dependences"]
+
+_INF = math.inf
+#: the atom ``d ≥ 1`` separating the two iterations of L (":" keeps it apart from user names)
+_D = "Δ:d"
+
+
+@dataclass(frozen=True)
+class Dependence:
+    """A dependence carried by a loop: ``source`` happens in an earlier iteration than ``sink``."""
+
+    array: str
+    kind: str  # "flow" (write→read), "anti" (read→write), "output" (write→write)
+    source: str
+    sink: str
+    distance: tuple[int | str, ...]  # over the loops common to both accesses; "*" = unknown
+    loop_vars: tuple[str, ...]
+
+    def __str__(self) -> str:
+        dist = ", ".join(str(d) for d in self.distance)
+        where = ", ".join(self.loop_vars)
+        return (f"{self.kind} dependence on {self.array}: {self.source} → {self.sink} "
+                f"(distance ({dist}) in ({where}))")
+
+
+def _symbols_ok(aff: Affine, written: set[str]) -> bool:
+    for key in aff.coefs:
+        if ":" in key:
+            continue  # an atom of the rewrite (user names cannot hold ":"), not a symbol
+        names = aff.opaque.get(key, frozenset({key}))
+        if names & written:
+            return False
+    return True
+
+
+class _Binder:
+    """Rewrites the loop variables of one access pair into atoms with known ranges."""
+
+    def __init__(self, loops: list[Loop], pos: int, written: set[str]) -> None:
+        self.loops, self.pos, self.written = loops, pos, written
+        self.ranges: dict[str, tuple[float, float]] = {}
+        self.common: dict[int, Affine] = {}
+
+    def bind(self, acc: Access, side: str, l1: Affine | None = None) -> dict[str, Affine] | None:
+        """Loop variable → affine form over atoms, outermost first; None when L cannot carry.
+
+        Side "1" is the earlier iteration of L; side "2" (given ``l1``, side 1's form of L's
+        variable) the later one, ``v₂ = v₁ + step·d`` with ``1 ≤ d ≤ trips − 1``.
+        """
+        scope: dict[str, Affine] = {}
+        for q, li in enumerate(acc.loops):
+            lp = self.loops[li]
+            if q < self.pos and li in self.common:
+                scope[lp.var] = self.common[li]
+                continue
+            if q == self.pos and side == "2" and l1 is not None and lp.step is not None:
+                span = trip_span(lp)
+                if span < 1:
+                    return None
+                self.ranges[_D] = (1.0, span)
+                scope[lp.var] = l1 + Affine({_D: lp.step})
+                continue
+            atom = f"c:{li}" if q < self.pos else f"{side}:{li}"
+            lower = lp.lower
+            if lower is not None:
+                for var, expr in scope.items():
+                    lower = lower.substitute(var, expr)
+            upper = _from_top(lp, scope)
+            if upper is not None and _symbols_ok(upper, self.written) and (
+                    lower is None or not any(":" in k for k in lower.coefs)):
+                # a bound tied to outer loops only at the top (``range(i)``): count down from it
+                expr = upper + Affine({atom: -1}, -1)
+                self.ranges[atom] = (0.0, trip_span(lp))
+            elif lower is None or lp.step is None or not _symbols_ok(lower, self.written):
+                expr, self.ranges[atom] = Affine({atom: 1}), (-_INF, _INF)
+            else:
+                expr = lower + Affine({atom: lp.step})
+                self.ranges[atom] = (0.0, trip_span(lp))
+            scope[lp.var] = expr
+            if q < self.pos:
+                self.common[li] = expr
+        return scope
+
+
+def _from_top(lp: Loop, scope: dict[str, Affine]) -> Affine | None:
+    """``lp``'s upper bound over atoms when it has step 1 and depends on an outer loop."""
+    if lp.step != 1 or lp.upper is None:
+        return None
+    upper = lp.upper
+    for var, expr in scope.items():
+        upper = upper.substitute(var, expr)
+    return upper if any(":" in k for k in upper.coefs) else None
+
+
+def _bound_test(eq: Affine, ranges: dict[str, tuple[float, float]]) -> bool:
+    """True when ``eq = 0`` has no solution (GCD or bounds): the dimension proves independence."""
+    coefs = list(eq.coefs.values())
+    g = math.gcd(*coefs) if coefs else 0
+    if g == 0:
+        return eq.const != 0
+    if eq.const % g:
+        return True
+    lo = hi = float(eq.const)
+    for atom, c in eq.coefs.items():
+        a, b = ranges.get(atom, (-_INF, _INF))
+        vals = [c * a, c * b]
+        vals = [v if not math.isnan(v) else 0.0 for v in vals]
+        lo += min(vals)
+        hi += max(vals)
+    return lo > 0 or hi < 0
+
+
+def _subscript(aff: Affine, scope: dict[str, Affine]) -> Affine:
+    out = aff
+    for var, expr in scope.items():
+        out = out.substitute(var, expr)
+    return out
+
+
+def _may_depend(a: Access, b: Access, loops: list[Loop], L: Loop, pos: int,
+                written: set[str]) -> bool:
+    """Whether ``a`` in one iteration of L and ``b`` in a later one may touch the same element."""
+    binder = _Binder(loops, pos, written)
+    s1 = binder.bind(a, "1")
+    if s1 is None:
+        return False
+    s2 = binder.bind(b, "2", s1[L.var])
+    if s2 is None:
+        return False
+    if _D not in binder.ranges:  # L's step unknown: the two iterations are unrelated atoms
+        return True
+    for fa, fb in zip(a.subs, b.subs, strict=False):
+        if fa is None or fb is None:
+            continue
+        ea, eb = _subscript(fa, s1), _subscript(fb, s2)
+        if not _symbols_ok(ea, written) or not _symbols_ok(eb, written):
+            continue  # a subscript reads a scalar that changes inside L
+        eq = ea - eb
+        if any(":" not in k for k in eq.coefs):
+            continue  # a symbol that does not cancel: unknown offset
+        if _bound_test(eq, binder.ranges):
+            return False
+    return True
+
+
+def _distance(a: Access, b: Access, loops: list[Loop], pos: int) -> tuple[int | str, ...]:
+    """Per common loop, ``iteration(b) − iteration(a)`` when a subscript pins it, else "*"."""
+    common = []
+    for la, lb in zip(a.loops, b.loops, strict=False):
+        if la != lb:
+            break
+        common.append(la)
+    out: list[int | str] = []
+    for q, li in enumerate(common):
+        if q < pos:
+            out.append(0)
+            continue
+        var = loops[li].var
+        found: int | str = "*"
+        for fa, fb in zip(a.subs, b.subs, strict=False):
+            if fa is None or fb is None:
+                continue
+            ca, cb = fa.coefs.get(var, 0), fb.coefs.get(var, 0)
+            rest_a = {k: v for k, v in fa.coefs.items() if k != var}
+            rest_b = {k: v for k, v in fb.coefs.items() if k != var}
+            if ca and ca == cb and rest_a == rest_b and not any(
+                    loops[x].var in rest_a for x in common[q:]):
+                diff = fa.const - fb.const
+                if diff % ca == 0:
+                    found = diff // ca
+                    break
+        out.append(found)
+    return tuple(out)
+
+
+def carried_dependences(L: Loop, loops: list[Loop], accesses: list[Access],
+                        written: set[str], private: set[str]) -> list[Dependence]:
+    """Every dependence between array accesses carried by loop ``L`` (conservative)."""
+    inside = [a for a in accesses if L.index in a.loops and a.array not in private]
+    pos = inside[0].loops.index(L.index) if inside else 0
+    found: list[Dependence] = []
+    seen: set[tuple[str, str, str]] = set()
+    by_array: dict[str, list[Access]] = {}
+    for a in inside:
+        by_array.setdefault(a.array, []).append(a)
+    for name, accs in by_array.items():
+        for x in accs:
+            for y in accs:
+                if not (x.write or y.write):
+                    continue
+                if len(x.subs) != len(y.subs):
+                    may = True
+                else:
+                    may = _may_depend(x, y, loops, L, pos, written)
+                if not may:
+                    continue
+                kind = "output" if x.write and y.write else "flow" if x.write else "anti"
+                key = (kind, x.text, y.text)
+                if key in seen:
+                    continue
+                seen.add(key)
+                dist = _distance(x, y, loops, pos)
+                common_vars = tuple(loops[li].var for li in x.loops[:len(dist)])
+                found.append(Dependence(name, kind, x.text, y.text, dist, common_vars))
+    return found

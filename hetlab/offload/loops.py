@@ -1,0 +1,264 @@
+"""The loop-nest tree of a function and every array access in it, with unsupported constructs.
+
+One walk over the function's AST records each ``for`` loop (bounds as affine forms), each array
+element access (subscripts as affine forms or None, the loops around it) and, per loop, what
+cannot be analyzed inside it (while loops, unknown calls, object attributes, break/return).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+from .affine import Affine, to_affine
+
+__all__ = ["Access", "Loop", "LoopTree", "build_tree", "SAFE_BUILTINS"]
+
+#: builtins a loop body may call (pure, understood by numba)
+SAFE_BUILTINS = frozenset({"abs", "min", "max", "int", "float", "bool", "round", "len", "range",
+                           "pow", "complex", "prange"})
+_ARRAY_ATTRS = frozenset({"shape", "size", "ndim", "dtype", "T", "real", "imag"})
+_SAFE_MODULES = frozenset({"numpy", "math", "cmath", "numba"})
+
+
+@dataclass
+class Access:
+    """One array element access: ``array[subs]``, read or written, inside ``loops``."""
+
+    array: str
+    subs: tuple[Affine | None, ...]
+    write: bool
+    loops: tuple[int, ...]
+    text: str
+    line: int
+
+
+@dataclass
+class Loop:
+    """One ``for`` loop: variable, bounds, place in the tree and what blocks its analysis."""
+
+    index: int
+    var: str
+    node: ast.For
+    line: int
+    parent: int | None
+    depth: int
+    lower: Affine | None = None
+    upper: Affine | None = None
+    step: int | None = 1
+    children: list[int] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)
+    #: (statement list, index, owner) from the function body down to this loop's statement
+    path: list[tuple[list[ast.stmt], int, str]] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return f"L{self.index + 1}"
+
+
+@dataclass
+class LoopTree:
+    """All loops (pre-order), all accesses, and constructs outside loops that were noted."""
+
+    loops: list[Loop]
+    accesses: list[Access]
+    notes: list[str]
+
+
+class _Walker:
+    def __init__(self, namespace: dict[str, Any], line0: int) -> None:
+        self.ns = namespace
+        self.line0 = line0
+        self.loops: list[Loop] = []
+        self.accesses: list[Access] = []
+        self.notes: list[str] = []
+        self.stack: list[int] = []
+        self.path: list[tuple[list[ast.stmt], int, str]] = []
+
+    # -- helpers ---------------------------------------------------------------------------
+    def line(self, node: ast.AST) -> int:
+        return self.line0 + getattr(node, "lineno", 1) - 1
+
+    def problem(self, text: str, node: ast.AST) -> None:
+        msg = f"{text} (line {self.line(node)})"
+        if not self.stack:
+            self.notes.append(msg)
+        for i in self.stack:
+            if msg not in self.loops[i].unsupported:
+                self.loops[i].unsupported.append(msg)
+
+    def is_module(self, node: ast.AST) -> bool:
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return False
+        obj = self.ns.get(node.id)
+        if isinstance(obj, types.ModuleType):
+            return obj.__name__.split(".")[0] in _SAFE_MODULES
+        return node.id in ("np", "numpy", "math")
+
+    # -- expressions -----------------------------------------------------------------------
+    def expr(self, node: ast.AST | None) -> None:
+        if node is None:
+            return
+        if isinstance(node, ast.Subscript):
+            self.subscript(node, write=False)
+            return
+        if isinstance(node, ast.Call):
+            f = node.func
+            ok = (isinstance(f, ast.Name) and f.id in SAFE_BUILTINS
+                  and not isinstance(self.ns.get(f.id), types.FunctionType)) \
+                or (isinstance(f, ast.Attribute) and self.is_module(f))
+            if not ok:
+                self.problem(f"call to unknown function {ast.unparse(f)}()", node)
+            for a in node.args:
+                self.expr(a)
+            for k in node.keywords:
+                self.expr(k.value)
+            return
+        if isinstance(node, ast.Attribute):
+            if self.is_module(node):
+                return
+            if isinstance(node.value, ast.Name) and node.attr in _ARRAY_ATTRS:
+                return
+            self.problem(f"attribute access {ast.unparse(node)}", node)
+            return
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.GeneratorExp, ast.DictComp,
+                             ast.SetComp, ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
+            self.problem(f"{type(node).__name__.lower()} expression", node)
+        for child in ast.iter_child_nodes(node):
+            self.expr(child)
+
+    def subscript(self, node: ast.Subscript, write: bool) -> None:
+        idx: list[ast.AST] = []
+        base: ast.AST = node
+        while isinstance(base, ast.Subscript):
+            sl = base.slice
+            idx[:0] = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+            base = base.value
+        if isinstance(base, ast.Attribute) and base.attr == "shape":
+            self.expr(base)
+            return
+        if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) \
+                and base.attr in _ARRAY_ATTRS:
+            name, subs = base.value.id, tuple(None for _ in idx)
+        elif isinstance(base, ast.Name):
+            name = base.id
+            subs = tuple(None if isinstance(i, ast.Slice) else to_affine(i) for i in idx)
+        else:
+            self.expr(base)
+            name, subs = ast.unparse(base), tuple(None for _ in idx)
+        self.accesses.append(Access(name, subs, write, tuple(self.stack), ast.unparse(node),
+                                    self.line(node)))
+        for i in idx:
+            self.expr(i)
+
+    def target(self, node: ast.AST, aug: bool) -> None:
+        if isinstance(node, ast.Subscript):
+            if aug:
+                self.subscript(node, write=False)
+            self.subscript(node, write=True)
+        elif isinstance(node, (ast.Tuple, ast.List)):
+            for e in node.elts:
+                self.target(e, aug)
+        elif isinstance(node, ast.Starred):
+            self.target(node.value, aug)
+        elif not isinstance(node, ast.Name):
+            self.expr(node)
+
+    # -- statements ------------------------------------------------------------------------
+    def body(self, stmts: list[ast.stmt], owner: str) -> None:
+        for k, s in enumerate(stmts):
+            self.path.append((stmts, k, owner))
+            self.stmt(s)
+            self.path.pop()
+
+    def stmt(self, s: ast.stmt) -> None:
+        if isinstance(s, ast.For):
+            self.for_loop(s)
+        elif isinstance(s, ast.While):
+            self.problem("while loop", s)
+            self.expr(s.test)
+            self.body(s.body, "loop")
+        elif isinstance(s, ast.If):
+            self.expr(s.test)
+            self.body(s.body, "if")
+            self.body(s.orelse, "if")
+        elif isinstance(s, ast.Assign):
+            self.expr(s.value)
+            for t in s.targets:
+                self.target(t, aug=False)
+        elif isinstance(s, ast.AugAssign):
+            self.expr(s.value)
+            self.target(s.target, aug=True)
+        elif isinstance(s, ast.AnnAssign):
+            self.expr(s.value)
+            self.target(s.target, aug=False)
+        elif isinstance(s, (ast.Expr, ast.Return)):
+            if isinstance(s, ast.Return) and self.stack:
+                self.problem("return inside the loop", s)
+            self.expr(s.value)
+        elif isinstance(s, ast.Break):
+            self.problem("break", s)
+        elif isinstance(s, (ast.Continue, ast.Pass)):
+            pass
+        elif isinstance(s, ast.Assert):
+            self.expr(s.test)
+        else:
+            self.problem(f"{type(s).__name__} statement", s)
+
+    def for_loop(self, s: ast.For) -> None:
+        parent = self.stack[-1] if self.stack else None
+        var = s.target.id if isinstance(s.target, ast.Name) else ast.unparse(s.target)
+        loop = Loop(len(self.loops), var, s, self.line(s), parent, len(self.stack),
+                    path=list(self.path))
+        self.loops.append(loop)
+        if parent is not None:
+            self.loops[parent].children.append(loop.index)
+        it = s.iter
+        is_range = (isinstance(it, ast.Call) and not it.keywords and 1 <= len(it.args) <= 3
+                    and ((isinstance(it.func, ast.Name) and it.func.id in ("range", "prange"))
+                         or (isinstance(it.func, ast.Attribute) and it.func.attr == "prange")))
+        self.expr(it)
+        self.stack.append(loop.index)
+        if not isinstance(s.target, ast.Name):
+            self.problem("loop target is not a plain name", s)
+        if not is_range:
+            self.problem("for loop over something other than range()", s)
+            loop.step = None
+        else:
+            args = [to_affine(a) for a in it.args]  # type: ignore[union-attr]
+            if len(args) == 1:
+                loop.lower, loop.upper = Affine(), args[0]
+            else:
+                loop.lower, loop.upper = args[0], args[1]
+            if len(args) == 3:
+                st = args[2]
+                loop.step = st.const if st is not None and st.is_const() and st.const else None
+                if loop.step is None:
+                    self.problem("range() step is not a nonzero integer constant", s)
+        if s.orelse:
+            self.problem("for … else", s)
+        self.body(s.body, "loop")
+        self.stack.pop()
+
+
+def build_tree(tree: ast.FunctionDef, namespace: dict[str, Any], first_line: int) -> LoopTree:
+    """Walk a function definition; loops are numbered in source (pre-)order."""
+    w = _Walker(namespace, first_line)
+    w.body(tree.body, "func")
+    return LoopTree(w.loops, w.accesses, w.notes)
+
+
+def trip_span(loop: Loop) -> float:
+    """Largest ``e`` in ``var = lower + step·e`` when the trip count is a constant, else inf."""
+    if loop.lower is None or loop.upper is None or not loop.step:
+        return math.inf
+    diff = loop.upper - loop.lower
+    if not diff.is_const():
+        return math.inf
+    trip = max(0, -(-diff.const // loop.step))
+    return float(trip - 1)

@@ -1,0 +1,109 @@
+"""Measure and verify one variant the way :mod:`hetlab.bench` does: the first call (compiling)
+apart, warm-up calls untimed, then repeats timed, median kept; every call on fresh copies of
+the arguments, so the user's arrays are never touched and a stale buffer cannot pass."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..bench import _timed
+
+__all__ = ["Measurement", "copy_args", "outputs_of", "verify", "measure", "RTOL", "ATOL",
+           "REL_L2"]
+
+#: NPBench's verification rule: allclose(rtol, atol), or a relative L2 error below REL_L2
+RTOL, ATOL, REL_L2 = 1e-5, 1e-8, 1e-5
+
+
+def _nosync() -> None:
+    return None
+
+
+def copy_args(args: tuple) -> tuple:
+    """Fresh copies of every NumPy array among ``args`` (other values passed as they are)."""
+    return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+
+
+def outputs_of(result: Any, args: tuple) -> tuple:
+    """What a call produced: its return value and every array argument after the call."""
+    return (result, *[a for a in args if isinstance(a, np.ndarray)])
+
+
+def _close(got: Any, want: Any) -> tuple[bool, float]:
+    if want is None or got is None:
+        return got is None and want is None, 0.0 if got is want else math.inf
+    g, w = np.asarray(got), np.asarray(want)
+    if g.shape != w.shape:
+        return False, math.inf
+    if w.dtype.kind not in "fc":
+        ok = bool(np.array_equal(g, w))
+        return ok, 0.0 if ok else math.inf
+    kind = np.complex128 if "c" in (g.dtype.kind, w.dtype.kind) else np.float64
+    g, w = g.astype(kind), w.astype(kind)
+    if np.allclose(g, w, rtol=RTOL, atol=ATOL, equal_nan=True):
+        return True, float(np.max(np.abs(g - w), initial=0.0))
+    norm = float(np.linalg.norm(w))
+    rel = float(np.linalg.norm(g - w)) / norm if norm else math.inf
+    return rel < REL_L2, rel
+
+
+def verify(got: tuple, want: tuple) -> tuple[bool, float]:
+    """NPBench's rule on every output: ``(all verified, worst error)``."""
+    worst, ok = 0.0, True
+    for g, w in zip(got, want, strict=True):
+        good, err = _close(g, w)
+        ok &= good
+        worst = max(worst, err)
+    return ok, worst
+
+
+@dataclass
+class Measurement:
+    """Figures of one candidate (seconds). ``status``: ok, wrong, timeout or failed: …"""
+
+    status: str = "ok"
+    times_s: list[float] = field(default_factory=list)
+    first_call_s: float = math.nan
+    error: float = math.nan
+    verified: bool = False
+
+    @property
+    def time_s(self) -> float:
+        return statistics.median(self.times_s) if self.times_s else math.inf
+
+
+def measure(fn: Callable[..., Any], args: tuple, expected: tuple | None, *, repeats: int = 3,
+            warmup: int = 1, timeout_s: float = math.inf,
+            sync: Callable[[], None] | None = None) -> Measurement:
+    """Time ``fn(*copies of args)`` and verify its outputs against ``expected``."""
+    m = Measurement()
+    sync = sync or _nosync
+    try:
+        work = copy_args(args)
+        out, m.first_call_s = _timed(lambda: fn(*work), sync)
+        if expected is not None:
+            m.verified, m.error = verify(outputs_of(out, work), expected)
+            if not m.verified:
+                m.status = "wrong"
+                return m
+        else:
+            m.verified = True
+        for k in range(max(warmup - 1, 0) + repeats):
+            work = copy_args(args)
+            _, t = _timed(lambda: fn(*work), sync)  # noqa: B023
+            if t > timeout_s:
+                m.status, m.times_s = "timeout", []
+                return m
+            if k >= max(warmup - 1, 0):
+                m.times_s.append(t)
+    except Exception as exc:
+        m.status = "failed: " + traceback.format_exception_only(type(exc), exc)[-1].strip()
+        m.verified = False
+    return m
