@@ -10,7 +10,7 @@ implementations imported, on first use.
 """
 
 from . import backends as _backends  # noqa: F401  (registers the backends)
-from . import quant, sparse, viz
+from . import offload, quant, sparse, viz
 from .check import check
 from .core.registry import available_backends, backend_names, kernel_names
 from .devices import devices, set_threads
@@ -46,9 +46,8 @@ __all__ = [
     "viz", "widgets", "check", "record", "devices", "set_threads", "compare", "load", "save",
     "available_backends", "backend_names", "kernel_names",
     "fps", "knn", "ball_query", "fps_knn", "voxel_downsample", "make_cloud",
-    "quant", "gemv_q", "gemm_q",
+    "offload", "quant", "gemv_q", "gemm_q",
     "sparse", "spmv", "spmm", "sddmm", "sparse_conv3d",
     "HetlabError", "InvalidInputError", "DeviceMismatchError", "BackendUnavailable",
     "KernelNotSupported", "VerificationError",
 ]
-from . import offload  # noqa: E402, F401  (loop offload extraction; imports no numba until used)

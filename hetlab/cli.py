@@ -1,9 +1,11 @@
-"""The ``hetlab`` command: ``devices``, ``bench``, ``lab``.
+"""The ``hetlab`` command: ``devices``, ``bench``, ``lab``, ``offload``.
 
 ``hetlab devices``                       table of backends: available, why not, peak figures
 ``hetlab bench fps --sizes 10000,100000 --devices numpy,numba [--out fps.nc]``
                                          runs :func:`hetlab.compare`, prints a table, writes netCDF
 ``hetlab lab``                           JupyterLab on notebooks/, bound to 127.0.0.1, token auth
+``hetlab offload file.py:function --targets numba``
+                                         offload extraction: analysis, GA search, generated code
 """
 
 from __future__ import annotations
@@ -125,6 +127,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "(token auth stays on)")
     lab.add_argument("--dry-run", action="store_true", help="print the command, do not run it")
     lab.set_defaults(func=_cmd_lab)
+
+    from .offload import register_offload_cli
+
+    register_offload_cli(sub)
     return p
 
 
