@@ -168,7 +168,7 @@ def roofline(ds: xr.Dataset, *, width: int = 520, height: int = 420) -> Any:
     """
     ensure_extension()
     import holoviews as hv
-    import holoviews.plotting.bokeh  # noqa: F401  (registers the bokeh options outside Jupyter)
+    import holoviews.plotting.bokeh  # registers the bokeh options outside Jupyter
     import numpy as np
 
     pts = roofline_points(ds)

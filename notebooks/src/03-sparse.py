@@ -109,8 +109,7 @@ for (device, size), status in here["status"].to_series().items():
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-print("bandwidth roofs (GB/s):", {d: round(float(g), 1) for d, g in
-                                 zip(ds["device"].values, ds["peak_gbps"].values)})
+print("bandwidth roofs (GB/s):", ds["peak_gbps"].round(1).to_series().to_dict())
 ds.hetlab.roofline_points().round(3)
 
 # %%
@@ -214,19 +213,22 @@ for name, (c_in, c_out, stride) in layers.items():
 autotune_table().round(3)
 
 # %% [markdown]
-# Read the table with the kernel map in mind: a surface-like cloud gives each voxel only a
+# Read the table with the kernel map in mind. A surface-like cloud gives each voxel only a
 # handful of its 26 neighbours (`neighbours`), so gather–GEMM–scatter runs 27 small GEMMs over
-# few rows each and pays a gather per offset, while fetch-on-demand does exactly the useful
-# products. As channels grow, each fetched row carries more work and BLAS's blocked GEMM pulls
-# ahead. Strided layers have fewer outputs with more inputs each. The choice is cached by layer
-# class, so a network reuses it for every layer of the same shape without measuring again.
+# few rows each and pays a gather per offset, while fetch-on-demand does only the useful
+# products in one pass. As channels grow, each matched pair carries `c_in × c_out` work and
+# BLAS's blocked GEMM pulls ahead of fetch-on-demand's scalar loops; a strided layer has fewer
+# outputs and fewer matches per output. Which side of that line a layer falls on depends on
+# this machine (cores, caches, BLAS), which is why the choice is measured, not modeled. It is
+# cached by layer class, so a network reuses it for every layer of the same shape.
 #
 # ## Try it
 #
 # * Raise the SpMV sizes to `[20_000, 200_000, 2_000_000]` and watch the large point settle
 #   under the roof; compare `hl.set_threads(1)` with the default.
-# * Swap the power-law matrix for `kind="banded"` in the formats table and see BSR become the
-#   cheapest format.
+# * Add `kind="uniform"` to the formats table: where does BSR stand when nonzeros are
+#   scattered but rows are equally long? Try `SELL.from_csr(A, C=8, sigma=1)` (no sorting) on
+#   the power-law matrix.
 # * Use `voxel_size=1/64` (finer voxels, fewer neighbours per voxel) or 128 channels and see
 #   whether the autotuner changes its mind.
 # * From a shell: `python benchmarks/sparse.py` for the full-size comparison against scipy.
