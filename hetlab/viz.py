@@ -186,7 +186,9 @@ def roofline(ds: xr.Dataset, *, width: int = 520, height: int = 420) -> Any:
         data = (group["intensity"].to_numpy(), group["gflops"].to_numpy())
         layers.append(hv.Curve(data, xdim, ydim, label=label).opts(
             color=color, line_dash=LINE_DASH[source], **log))
-        layers.append(hv.Scatter(data, xdim, ydim, label=label).opts(color=color, size=8, **log))
+        sized = (*data, group.index.get_level_values("size").to_numpy())
+        layers.append(hv.Scatter(sized, xdim, [ydim, "size"], label=label).opts(
+            color=color, size=8, tools=["hover"], **log))
         peak = float(group["peak_gbps"].iloc[0])
         if np.isfinite(peak) and peak > 0:
             roof = hv.Curve((xs, peak * xs), xdim, ydim,
@@ -194,7 +196,7 @@ def roofline(ds: xr.Dataset, *, width: int = 520, height: int = 420) -> Any:
             layers.append(roof.opts(color=color, line_width=1, alpha=0.6, **log))
     title = f"{ds.attrs.get('kernel', '')}: memory roofline"
     return hv.Overlay(layers).opts(title=title, width=width, height=height,
-                                   legend_position="bottom", **log)
+                                   legend_position="bottom", legend_cols=2, **log)
 
 
 def cloud3d(points: Any, highlight: Any = None, *, max_points: int = 5000, seed: int = 0,
