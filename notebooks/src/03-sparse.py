@@ -134,7 +134,8 @@ hl.save(ds, "spmv-compare.nc")
 # compressed level (each row's columns). A contraction then becomes a loop nest in which each
 # index is either a dense loop, a walk along one fiber, a **join** (co-iterate two fibers and
 # keep only common coordinates: a product is zero where either factor is) or a **merge** (the
-# union of fibers, where sums meet). `sparse.explain` shows the plan `sparse.einsum` compiles:
+# union of fibers, where sums meet). `sparse.explain` shows the plan `sparse.einsum` compiles
+# (indices renamed by first appearance, so `ik,kj->ij` prints as `ij,jk->ik`):
 
 # %%
 A = sparse.make_matrix(300, np.random.default_rng(7), kind="uniform", nnz_per_row=6)
