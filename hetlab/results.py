@@ -168,7 +168,8 @@ def load(path: str | os.PathLike[str]) -> xr.Dataset:
 
 @xr.register_dataset_accessor("hetlab")
 class HetlabAccessor:
-    """``ds.hetlab``: short verbs on comparison Datasets (``speedup``, ``table``, ``plot``)."""
+    """``ds.hetlab``: short verbs on comparison Datasets (``speedup``, ``table``, ``plot``,
+    ``roofline``)."""
 
     def __init__(self, ds: xr.Dataset) -> None:
         self._ds = ds
@@ -208,3 +209,17 @@ class HetlabAccessor:
         from .viz import plot
 
         return plot(self._ds, y=y, **kwargs)
+
+    def roofline(self, **kwargs: Any) -> Any:
+        """Memory-roofline chart (points under each device's bandwidth roof); see
+        :func:`hetlab.viz.roofline`."""
+        from .viz import roofline
+
+        return roofline(self._ds, **kwargs)
+
+    def roofline_points(self) -> Any:
+        """Each run's intensity, GFLOP/s and fraction of its roof (a pandas DataFrame); see
+        :func:`hetlab.viz.roofline_points`."""
+        from .viz import roofline_points
+
+        return roofline_points(self._ds)

@@ -1,4 +1,4 @@
-"""Charts of comparison Datasets with hvplot: one line per device, log axes.
+"""Charts of comparison Datasets with hvplot: one line per device, log axes; memory rooflines.
 
 Measured figures are solid lines; modeled ones (FPGA emulator) dashed and recorded ones
 (replayed from data/recorded) dotted, and every legend entry names its source.
@@ -12,7 +12,7 @@ import xarray as xr
 
 from .errors import InvalidInputError
 
-__all__ = ["plot", "cloud3d", "ensure_extension", "LINE_DASH"]
+__all__ = ["plot", "roofline", "roofline_points", "cloud3d", "ensure_extension", "LINE_DASH"]
 
 #: line style per figure source
 LINE_DASH = {"measured": "solid", "modeled": "dashed", "recorded": "dotted"}
@@ -108,6 +108,95 @@ def plot(ds: xr.Dataset, y: str = "time_s", *, width: int = 460, height: int = 4
     title = f"{ds.attrs.get('kernel', '')}: {ylabel}"
     return hv.Overlay(curves).opts(title=title, width=width, height=height,
                                    legend_position="bottom")
+
+
+#: one colour per device, shared by its points and its bandwidth roof (bokeh's Category10)
+_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+           "#7f7f7f", "#bcbd22", "#17becf")
+
+
+def roofline_points(ds: xr.Dataset) -> Any:
+    """Where each (device, size) of a comparison lands on a roofline, as a pandas DataFrame.
+
+    Columns: ``intensity`` (cost-model flops per byte moved, flop/B), ``gflops`` (flops over
+    the median time, GFLOP/s), ``peak_gbps`` (the device's bandwidth roof, GB/s),
+    ``roof_gflops`` (``peak_gbps × intensity``: the most a memory-bound kernel can reach),
+    ``fraction`` (``gflops / roof_gflops``) and ``source``; rows of devices that did not run
+    are left out.
+    """
+    med = ds["time_s"].median("repeat")
+    rows = []
+    for dev in ds["device"].values:
+        source = str(ds["source"].sel(device=dev).values)
+        if source not in LINE_DASH:
+            continue
+        peak = float(ds["peak_gbps"].sel(device=dev))
+        for size in ds["size"].values:
+            t = float(med.sel(device=dev, size=size))
+            if not t > 0:
+                continue
+            flops, nbytes = float(ds["flops"].sel(size=size)), float(ds["bytes"].sel(size=size))
+            intensity, gflops = flops / nbytes, flops / t / 1e9
+            rows.append({"device": str(dev), "size": int(size), "intensity": intensity,
+                         "gflops": gflops, "peak_gbps": peak, "roof_gflops": peak * intensity,
+                         "fraction": gflops / (peak * intensity), "source": source})
+    import pandas as pd
+
+    cols = ["device", "size", "intensity", "gflops", "peak_gbps", "roof_gflops", "fraction",
+            "source"]
+    return pd.DataFrame(rows, columns=cols).set_index(["device", "size"])
+
+
+def roofline(ds: xr.Dataset, *, width: int = 520, height: int = 420) -> Any:
+    """Memory roofline of a comparison: achieved GFLOP/s against arithmetic intensity.
+
+    Each device that ran is drawn as points (one per size, joined in size order; measured
+    solid, modeled dashed, recorded dotted, as in :func:`plot`) under its own bandwidth roof
+    ``GFLOP/s = peak_gbps × flop/B`` (thin, same colour; ``peak_gbps`` is the Dataset's — for
+    CPUs a STREAM triad measured on this machine, for GPUs the datasheet figure). Intensity
+    and flops come from the kernel's cost model, so a point on its roof moves the model's
+    bytes at the device's peak bandwidth. Devices without a known peak get no roof.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A comparison Dataset from :func:`hetlab.compare` with at least one device that ran.
+
+    Returns
+    -------
+    holoviews.Overlay
+    """
+    ensure_extension()
+    import holoviews as hv
+    import holoviews.plotting.bokeh  # registers the bokeh options outside Jupyter
+    import numpy as np
+
+    pts = roofline_points(ds)
+    if pts.empty:
+        raise InvalidInputError("roofline: ds must hold at least one device that ran; got none.")
+    lo, hi = float(pts["intensity"].min()) / 4, float(pts["intensity"].max()) * 4
+    xs = np.geomspace(lo, hi, 2)
+    log = {"logx": True, "logy": True}
+    xdim = hv.Dimension("intensity", label="arithmetic intensity (flop/B, cost model)")
+    ydim = hv.Dimension("gflops", label="achieved GFLOP/s")
+    layers = []
+    for i, (dev, group) in enumerate(pts.groupby(level="device", sort=False)):
+        color, source = _COLORS[i % len(_COLORS)], str(group["source"].iloc[0])
+        label = f"{dev} ({source})"
+        data = (group["intensity"].to_numpy(), group["gflops"].to_numpy())
+        layers.append(hv.Curve(data, xdim, ydim, label=label).opts(
+            color=color, line_dash=LINE_DASH[source], **log))
+        sized = (*data, group.index.get_level_values("size").to_numpy())
+        layers.append(hv.Scatter(sized, xdim, [ydim, "size"], label=label).opts(
+            color=color, size=8, tools=["hover"], **log))
+        peak = float(group["peak_gbps"].iloc[0])
+        if np.isfinite(peak) and peak > 0:
+            roof = hv.Curve((xs, peak * xs), xdim, ydim,
+                            label=f"{dev} roof: {peak:.1f} GB/s")
+            layers.append(roof.opts(color=color, line_width=1, alpha=0.6, **log))
+    title = f"{ds.attrs.get('kernel', '')}: memory roofline"
+    return hv.Overlay(layers).opts(title=title, width=width, height=height,
+                                   legend_position="bottom", legend_cols=2, **log)
 
 
 def cloud3d(points: Any, highlight: Any = None, *, max_points: int = 5000, seed: int = 0,

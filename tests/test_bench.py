@@ -129,3 +129,41 @@ def test_plot_marks_modeled_lines(fake_backends):
     assert dashes == {"numpy (measured)": "solid", "model (modeled)": "dashed"}
     with pytest.raises(hl.InvalidInputError, match="y must be one of"):
         ds.hetlab.plot("nope")
+
+
+def test_roofline_points_follow_the_cost_model(fake_backends):
+    ds = hl.compare("spmv", sizes=[200, 400], devices=["numpy", "model", "cupy"], repeats=2,
+                    progress=False)
+    pts = ds.hetlab.roofline_points()
+    ran = [str(d) for d in ds["device"].values if ds["source"].sel(device=d).item() != "skipped"]
+    assert sorted({d for d, _ in pts.index}) == sorted(ran) and "numpy" in ran
+    assert "model" not in ran  # the fake backend has no spmv: left out, not plotted
+    row = pts.loc[("numpy", 400)]
+    flops, nbytes = float(ds["flops"].sel(size=400)), float(ds["bytes"].sel(size=400))
+    med = float(ds["time_s"].sel(device="numpy", size=400).median())
+    assert row["intensity"] == pytest.approx(flops / nbytes)
+    assert row["gflops"] == pytest.approx(flops / med / 1e9)
+    peak = float(ds["peak_gbps"].sel(device="numpy"))
+    assert row["roof_gflops"] == pytest.approx(peak * flops / nbytes)
+    assert row["fraction"] == pytest.approx(row["gflops"] / row["roof_gflops"])
+
+
+def test_roofline_chart_styles_by_source_and_draws_roofs(fake_backends):
+    pytest.importorskip("hvplot")
+    ds = hl.compare("fps", sizes=[32, 64], devices=["numpy", "model"], repeats=1,
+                    progress=False)
+    chart = ds.hetlab.roofline()
+    dashes = {el.label: el.opts.get().kwargs.get("line_dash") for el in chart
+              if type(el).__name__ == "Curve" and "roof" not in el.label}
+    assert dashes == {"numpy (measured)": "solid", "model (modeled)": "dashed"}
+    roofs = {el.label: el for el in chart if "roof" in el.label}
+    peak = float(ds["peak_gbps"].sel(device="numpy"))
+    (numpy_roof,) = [el for label, el in roofs.items() if label.startswith("numpy roof")]
+    assert f"{peak:.1f} GB/s" in numpy_roof.label
+    x, y = numpy_roof.dimension_values(0), numpy_roof.dimension_values(1)
+    np.testing.assert_allclose(y, peak * x)
+    scatter = [el for el in chart if type(el).__name__ == "Scatter"]
+    assert sum(len(el) for el in scatter) == 4  # 2 devices × 2 sizes
+    assert ds.hetlab.roofline_points().loc[("model", 64), "source"] == "modeled"
+    with pytest.raises(hl.InvalidInputError, match="at least one device that ran"):
+        ds.sel(device=[]).hetlab.roofline()

@@ -84,6 +84,26 @@ def test_autotuner_measures_once_per_layer_class_and_picks_the_fastest(monkeypat
     assert calls == [entry["choice"]]
 
 
+def test_autotune_table_lists_what_the_tuner_measured(monkeypatch):
+    from hetlab.kernels.sparseconv import autotune_table
+
+    monkeypatch.setattr(conv_numba, "TUNER", conv_numba.Autotuner(repeats=1))
+    assert autotune_table().empty
+    rng = np.random.default_rng(4)
+    vox, f, w = _layer(1500, rng)
+    hl.sparse_conv3d(vox, f, w, device="numba")
+    hl.sparse_conv3d(vox, f, w, stride=2, device="numba")
+    table = autotune_table()
+    assert len(table) == 2 and list(table["stride"]) == [1, 2]
+    assert list(table["c_in"]) == [f.shape[1]] * 2 and list(table["c_out"]) == [w.shape[2]] * 2
+    for (key, entry), row in zip(conv_numba.TUNER.cache.items(), table.itertuples(),
+                                 strict=True):
+        assert row.neighbours == key[5] and row.choice == entry["choice"]
+        times = {d: getattr(row, f"{d}_ms") for d in conv_numba.DATAFLOWS}
+        assert times == {d: t * 1e3 for d, t in entry["times_s"].items()}
+        assert row.choice == min(times, key=times.get)
+
+
 def test_bench_unit_verifies():
     from hetlab.bench import measure_unit
 

@@ -11,7 +11,7 @@ from ...core.dispatch import run
 from ...core.registry import register_impl, register_kernel
 from .spec import SPARSE_CONV3D
 
-__all__ = ["sparse_conv3d"]
+__all__ = ["sparse_conv3d", "autotune_table"]
 
 register_kernel(SPARSE_CONV3D)
 register_impl("sparse_conv3d", "numba", "hetlab.kernels.sparseconv.numba:sparse_conv3d")
@@ -67,3 +67,24 @@ def sparse_conv3d(voxels: Any, features: Any, weights: Any, *, kernel_size: int 
 
 
 sparse_conv3d.spec = SPARSE_CONV3D  # type: ignore[attr-defined]
+
+
+def autotune_table() -> Any:
+    """What ``dataflow="auto"`` has measured so far in this process, as a pandas DataFrame.
+
+    One row per layer class the numba autotuner has met (the class is its cache key):
+    ``log2_voxels`` (⌊log2⌋ of the output voxels), ``kernel_size``, ``stride``, ``c_in``,
+    ``c_out``, ``neighbours`` (matched inputs per output, rounded: the kernel map's density),
+    ``dtype``; then the best measured time of each dataflow in milliseconds and the
+    ``choice`` (the faster one, used for every later layer of that class). Empty until a
+    numba ``sparse_conv3d(..., dataflow="auto")`` has run.
+    """
+    import pandas as pd
+
+    from .numba import DATAFLOWS, TUNER
+
+    cols = ["log2_voxels", "kernel_size", "stride", "c_in", "c_out", "neighbours", "dtype"]
+    rows = [{**dict(zip(cols, key, strict=True)),
+             **{f"{d}_ms": entry["times_s"][d] * 1e3 for d in DATAFLOWS},
+             "choice": entry["choice"]} for key, entry in TUNER.cache.items()]
+    return pd.DataFrame(rows, columns=[*cols, *(f"{d}_ms" for d in DATAFLOWS), "choice"])
