@@ -19,9 +19,9 @@ import numpy as np
 
 from ..backends.fpga import board_present
 from . import timing
-from .drivers import FpsDriver, GemvQDriver
+from .drivers import FpsDriver, GemvQDriver, SpmvDriver
 
-__all__ = ["default_board", "default_device", "fps", "gemv_q"]
+__all__ = ["default_board", "default_device", "fps", "gemv_q", "spmv"]
 
 
 def default_board() -> str:
@@ -93,3 +93,25 @@ def _gemv_q_modeled(qw: Any, x: np.ndarray) -> Any:
 
 
 gemv_q.modeled = _gemv_q_modeled  # type: ignore[attr-defined]
+
+
+@cache
+def _spmv_driver() -> SpmvDriver:
+    return SpmvDriver(default_device())
+
+
+def spmv(A: Any, x: np.ndarray) -> np.ndarray:
+    """CSR SpMV on the ``spmv`` overlay: y (n_rows,) float32 (float32 ``A`` only)."""
+    return _spmv_driver()(A, x)
+
+
+def _spmv_modeled(A: Any, x: np.ndarray) -> Any:
+    """spmv plus its modeled timing, as :class:`hetlab.bench.ModeledRun` (seconds)."""
+    drv = _spmv_driver()
+    result = drv(A, x)
+    t = timing.model(drv.manifest, drv.device.board, n_rows=A.shape[0], n_cols=A.shape[1],
+                     nnz=A.nnz)
+    return _modeled_run(result, t)
+
+
+spmv.modeled = _spmv_modeled  # type: ignore[attr-defined]

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import BackendUnavailable
 from . import timing
-from .drivers import FpsDriver, GemvQDriver
+from .drivers import FpsDriver, GemvQDriver, SpmvDriver
 from .emulator import Emulator
 from .manifest import load_manifest
 
@@ -54,10 +54,24 @@ def _gemv_q_cases(sizes: Sequence[int]) -> list[tuple[dict[str, Any], dict[str, 
     return out
 
 
+def _spmv_cases(sizes: Sequence[int]) -> list[tuple[dict[str, Any], dict[str, int]]]:
+    from ..sparse import make_matrix
+
+    out = []
+    for n in sizes:
+        rng = np.random.default_rng([13, n])
+        A = make_matrix(n, rng, kind="powerlaw", nnz_per_row=16).astype(np.float32)
+        x = (rng.random(A.shape[1]) * 2 - 1).astype(np.float32)
+        out.append(({"A": A, "x": x},
+                    {"n_rows": A.shape[0], "n_cols": A.shape[1], "nnz": A.nnz}))
+    return out
+
+
 #: overlay name → (driver class, case generator)
 CASES: dict[str, tuple[type, Callable[[Sequence[int]], list]]] = {
     "fps": (FpsDriver, _fps_cases),
     "gemv_q": (GemvQDriver, _gemv_q_cases),
+    "spmv": (SpmvDriver, _spmv_cases),
 }
 
 
@@ -107,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     records = run(device, args.board, args.sizes)
     for r in records:
         ok = "identical" if r["identical"] else "DIFFERENT"
-        size = r.get("n", r.get("rows"))
+        size = r.get("n", r.get("rows", r.get("n_rows")))
         print(f"{r['overlay']} n={size}: board vs emulator {ok}; measured "
               f"{r['measured_s'] * 1e3:.3f} ms, modeled {r['modeled_total_s'] * 1e3:.3f} ms "
               f"(ratio {r['measured_s'] / r['modeled_total_s']:.2f})")

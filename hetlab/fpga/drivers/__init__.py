@@ -2,5 +2,6 @@
 
 from .fps import FpsDriver
 from .gemv_q import GemvQDriver
+from .spmv import SpmvDriver
 
-__all__ = ["FpsDriver", "GemvQDriver"]
+__all__ = ["FpsDriver", "GemvQDriver", "SpmvDriver"]
