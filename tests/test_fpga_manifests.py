@@ -111,3 +111,14 @@ def test_every_number_has_a_source(m):
     # one ap_start (checked against the driver's log in each overlay's tests)
     n_ptr = sum(a["kind"] == "pointer" for a in m.args)
     assert m.data["launch"]["mmio_writes"] == 2 * n_ptr + (len(m.args) - n_ptr) + 1
+
+
+def test_report_prints_modeled_figures_at_two_sizes_with_their_sources(m, capsys):
+    from hetlab.fpga import report
+
+    assert report.main(["--board", "kv260", "--overlay", m.name]) == 0
+    out = capsys.readouterr().out
+    assert out.count(f"MODELED {m.name} on kv260") == 2 and "not measured" in out
+    assert "UG1399" in out and "DS987" in out and "launch 14 writes x 15 us" in out
+    for lp in m.data["loops"]:
+        assert f"loop {lp['name']}:" in out
