@@ -236,3 +236,16 @@ def test_compute_scales_with_nnz_plus_rows_and_a_slow_port_bounds_it():
     t = model(slow, "slow", n_rows=1000, n_cols=1000, nnz=100_000)
     assert t.loops[1].bound == "bandwidth"
     assert t.compute_s == pytest.approx((8 * 100_000 + 4 * 1001 + 4 * 1000) / 20e6)
+
+
+def test_virtual_time_matches_the_timing_model(rng):
+    emu = Emulator("pynq-z2")
+    drv = SpmvDriver(emu)
+    A = make_matrix(300, rng, nnz_per_row=8).astype(np.float32)
+    t0 = emu.now_s
+    drv(A, np.ones(A.shape[1], np.float32))
+    t = model(M, "pynq-z2", n_rows=A.shape[0], n_cols=A.shape[1], nnz=A.nnz)
+    assert drv.ip.last_model == t
+    read_s = M.board("pynq-z2")["mmio_read_us"] * 1e-6
+    # the final poll overlaps the kernel by at most one MMIO read
+    assert t.total_s - read_s <= emu.now_s - t0 <= t.total_s + read_s
