@@ -4,6 +4,7 @@ are the emulator's), the "no board found" path, the self-test, and import hygien
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pytest
 
 import hetlab as hl
 from hetlab.fpga import Emulator, FpsDriver, PynqDevice, csim, load_manifest, selftest
+from hetlab.fpga.manifest import overlay_names
 from hetlab.kernels.pointcloud import reference
 
 needs_cxx = pytest.mark.skipif(csim.compiler() is None, reason="no C++ compiler (g++) here")
@@ -50,8 +52,9 @@ def fake_pynq(devices=("board0",)) -> types.ModuleType:
     class Overlay:
         def __init__(self, bitfile):
             mod.calls.append(("Overlay", bitfile))
-            self.ip_dict = {"fps_0": {}}
-            self.fps_0 = RecordingIP(emu.load("fps"), mod.calls)
+            name = os.path.splitext(os.path.basename(bitfile))[0]  # build/out/<board>/<name>.bit
+            self.ip_dict = {f"{name}_0": {}}
+            setattr(self, f"{name}_0", RecordingIP(emu.load(name), mod.calls))
 
     def allocate(shape, dtype):
         mod.calls.append(("allocate", tuple(np.atleast_1d(shape)), np.dtype(dtype)))
@@ -65,15 +68,17 @@ def fake_pynq(devices=("board0",)) -> types.ModuleType:
 
 @pytest.fixture
 def overlays_with_bitstreams(tmp_path, monkeypatch):
-    """A copy of overlays/ where the pynq-z2 bitstream exists (an empty stand-in file)."""
+    """A copy of overlays/ where every pynq-z2 bitstream exists (empty stand-in files);
+    returns the fps one."""
     root = tmp_path / "overlays"
-    src = load_manifest("fps").root
-    shutil.copytree(src, root / "fps", ignore=shutil.ignore_patterns("out", "hls_*"))
-    bit = root / "fps" / "build" / "out" / "pynq-z2" / "fps.bit"
-    bit.parent.mkdir(parents=True)
-    bit.write_bytes(b"")
+    for name in overlay_names():
+        src = load_manifest(name).root
+        shutil.copytree(src, root / name, ignore=shutil.ignore_patterns("out", "hls_*"))
+        bit = root / name / "build" / "out" / "pynq-z2" / f"{name}.bit"
+        bit.parent.mkdir(parents=True)
+        bit.write_bytes(b"")
     monkeypatch.setenv("HETLAB_OVERLAYS", str(root))
-    return bit
+    return root / "fps" / "build" / "out" / "pynq-z2" / "fps.bit"
 
 
 @needs_cxx
@@ -145,7 +150,8 @@ def test_selftest_on_a_stand_in_board_writes_calibration(
     out = tmp_path / "cal.json"
     assert selftest.main(["--board", "pynq-z2", "--out", str(out), "--sizes", "64", "300"]) == 0
     data = json.loads(out.read_text())
-    assert [r["n"] for r in data["records"]] == [64, 300]
+    assert [r["n"] for r in data["records"] if r["overlay"] == "fps"] == [64, 300]
+    assert {r["overlay"] for r in data["records"]} == set(overlay_names())
     assert all(r["identical"] and r["modeled_source"] == "modeled" for r in data["records"])
     assert "modeled" in capsys.readouterr().out
 

@@ -24,6 +24,8 @@ __all__ = ["FpgaBackend", "board_present", "OVERLAY_IMPLS"]
 #: kernel name → implementation on the fpga backend (one overlay each)
 OVERLAY_IMPLS: dict[str, str] = {
     "fps": "hetlab.fpga.kernels:fps",
+    "gemv_q": "hetlab.fpga.kernels:gemv_q",
+    "spmv": "hetlab.fpga.kernels:spmv",
 }
 
 for _kernel, _impl in OVERLAY_IMPLS.items():

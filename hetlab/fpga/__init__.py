@@ -10,7 +10,7 @@ Nothing here imports ``pynq`` or compiles anything until a device is created.
 Timing from the emulator is modeled (:mod:`hetlab.fpga.timing`), never measured.
 """
 
-from .drivers import FpsDriver
+from .drivers import FpsDriver, GemvQDriver, SpmvDriver
 from .emulator import EmuIP, Emulator
 from .manifest import Manifest, load_manifest, overlay_names
 from .protocol import BusError, DeviceBuffer, FpgaDevice, FpgaTimeout, IpHandle
@@ -18,7 +18,8 @@ from .pynq_adapter import PynqDevice
 from .timing import ModeledTime, model
 
 __all__ = [
-    "Emulator", "EmuIP", "PynqDevice", "FpsDriver", "Manifest", "load_manifest",
+    "Emulator", "EmuIP", "PynqDevice", "FpsDriver", "GemvQDriver", "SpmvDriver", "Manifest",
+    "load_manifest",
     "overlay_names", "model", "ModeledTime", "BusError", "FpgaTimeout", "FpgaDevice",
     "IpHandle", "DeviceBuffer",
 ]

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import BackendUnavailable
 from . import timing
-from .drivers import FpsDriver
+from .drivers import FpsDriver, GemvQDriver, SpmvDriver
 from .emulator import Emulator
 from .manifest import load_manifest
 
@@ -40,9 +40,38 @@ def _fps_cases(sizes: Sequence[int]) -> list[tuple[dict[str, Any], dict[str, int
     return out
 
 
+def _gemv_q_cases(sizes: Sequence[int]) -> list[tuple[dict[str, Any], dict[str, int]]]:
+    from ..kernels.quant.spec import make_quantized
+
+    out = []
+    for n in sizes:
+        rng = np.random.default_rng([11, n])
+        cols = min(n, 8192)
+        qw = make_quantized(n, cols, rng)
+        x = rng.standard_normal(cols).astype(np.float32)
+        out.append(({"qw": qw, "x": x},
+                    {"rows": n, "cols": qw.padded_in, "group_size": qw.group_size}))
+    return out
+
+
+def _spmv_cases(sizes: Sequence[int]) -> list[tuple[dict[str, Any], dict[str, int]]]:
+    from ..sparse import make_matrix
+
+    out = []
+    for n in sizes:
+        rng = np.random.default_rng([13, n])
+        A = make_matrix(n, rng, kind="powerlaw", nnz_per_row=16).astype(np.float32)
+        x = (rng.random(A.shape[1]) * 2 - 1).astype(np.float32)
+        out.append(({"A": A, "x": x},
+                    {"n_rows": A.shape[0], "n_cols": A.shape[1], "nnz": A.nnz}))
+    return out
+
+
 #: overlay name → (driver class, case generator)
 CASES: dict[str, tuple[type, Callable[[Sequence[int]], list]]] = {
     "fps": (FpsDriver, _fps_cases),
+    "gemv_q": (GemvQDriver, _gemv_q_cases),
+    "spmv": (SpmvDriver, _spmv_cases),
 }
 
 
@@ -92,7 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     records = run(device, args.board, args.sizes)
     for r in records:
         ok = "identical" if r["identical"] else "DIFFERENT"
-        print(f"{r['overlay']} n={r['n']}: board vs emulator {ok}; measured "
+        size = r.get("n", r.get("rows", r.get("n_rows")))
+        print(f"{r['overlay']} n={size}: board vs emulator {ok}; measured "
               f"{r['measured_s'] * 1e3:.3f} ms, modeled {r['modeled_total_s'] * 1e3:.3f} ms "
               f"(ratio {r['measured_s'] / r['modeled_total_s']:.2f})")
     with open(args.out, "w") as fh:
