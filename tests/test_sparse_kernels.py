@@ -257,7 +257,7 @@ def test_bench_units_verify_on_numba(kernel):
 
     unit = measure_unit(kernel, "numba", 300, repeats=2)
     assert unit.status == "ok" and unit.verified, unit.status
-    assert unit.error <= 1e-10
+    assert unit.error <= 1e-6  # generated cases are float32: a few ulps from reordered sums
 
 
 @pytest.mark.parametrize("kernel", ["spmv", "spmm", "sddmm"])

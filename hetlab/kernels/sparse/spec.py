@@ -85,7 +85,9 @@ def _spmv_cost(a: Mapping[str, Any]) -> Cost:
 
 
 def _matrix_case(size: int, rng: np.random.Generator) -> CSR:
-    return make_matrix(size, rng, kind="powerlaw", nnz_per_row=CASE_NNZ_PER_ROW)
+    # float32 values, int32 indices: the common SpMV case, and what the GPU and FPGA paths take
+    return make_matrix(size, rng, kind="powerlaw", nnz_per_row=CASE_NNZ_PER_ROW,
+                       dtype=np.float32)
 
 
 SPMV = KernelSpec(
