@@ -192,7 +192,7 @@ def test_hl_spmv_on_the_fpga_equals_the_reference(p):
     assert SPMV.error(got, reference.spmv(A, x)) <= SPMV.tolerance
 
 
-def test_modeled_entry_and_compare_on_the_specs_float64_case():
+def test_modeled_entry_and_compare_on_the_specs_case():
     from hetlab.fpga.kernels import spmv
 
     rng = np.random.default_rng(0)
@@ -203,11 +203,15 @@ def test_modeled_entry_and_compare_on_the_specs_float64_case():
     assert run.compute_s == pytest.approx(t.compute_s + t.launch_s)
     assert run.transfer_in_s == pytest.approx(t.transfer_in_s)
     np.testing.assert_array_equal(run.result, spmv_f32(A, x))
-    # the spmv spec generates float64 matrices: compare shows the fpga row as not supported,
-    # with the fix, rather than silently computing in another precision
+    # the spmv spec generates float32 matrices: compare shows the fpga row beside the CPU's,
+    # verified and labeled modeled
     ds = hl.compare(hl.spmv, sizes=[64], devices=["numpy", "fpga"], repeats=1, progress=False)
-    status = str(ds["status"].sel(device="fpga", size=64).item())
-    assert status.startswith("not supported") and "astype(np.float32)" in status
+    assert str(ds["status"].sel(device="fpga", size=64).item()) == "ok"
+    assert bool(ds["verified"].sel(device="fpga", size=64))
+    assert str(ds["source"].sel(device="fpga").item()) == "modeled"
+    # float64 input is refused with the fix rather than computed in another precision
+    with pytest.raises(hl.KernelNotSupported, match=r"astype\(np.float32\)"):
+        hl.spmv(A.astype(np.float64), x, device="fpga")
 
 
 # ---- timing model ----------------------------------------------------------------------
