@@ -28,7 +28,7 @@ from numba import prange
 
 from ...quant.formats import QuantizedMatrix, planes
 
-__all__ = ["gemv_q", "gemm_q"]
+__all__ = ["gemv_q", "gemm_q", "gemv_w4a8"]
 
 _FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
 _OPTS = {"cache": True, "nogil": True, "fastmath": _FASTMATH}
@@ -232,3 +232,64 @@ def gemm_q(qw: QuantizedMatrix, X: np.ndarray) -> np.ndarray:
     # flattened here: a reshape inside numba is typed non-contiguous (gathers, 8× slower)
     xflat = _permuted_x(X, qw.bits, gs).reshape(-1)
     return _gemm(*head, xflat, X.shape[1], xsum, _F16, gs, out, *tail)
+
+
+# --- W4A8: int8 activations, integer group dots, one float rescale per group -------------
+
+@numba.njit(cache=True, nogil=True)
+def _idot(qflat, wb, xq, xb, gs, bits):  # pragma: no cover - compiled
+    """Σ_k q_k · xq_k over one group, int32 (codes decoded from their bit planes)."""
+    acc = np.int32(0)
+    if bits == 3:
+        nlo = gs // 16
+        for i in range(nlo):
+            lo = qflat[_I(wb + i)]
+            hi = qflat[_I(wb + nlo + (i >> 1))] >> _U(16 * (i & 1))
+            x0 = xb + 16 * i
+            for j in range(16):
+                q = ((lo >> _U(2 * j)) & _U(3)) | (((hi >> _U(j)) & _U(1)) << _U(2))
+                acc += np.int32(q) * np.int32(xq[_I(x0 + j)])
+    else:
+        per = 32 // bits
+        mask = _U((1 << bits) - 1)
+        for i in range(gs // per):
+            w = qflat[_I(wb + i)]
+            x0 = xb + per * i
+            for j in range(per):
+                acc += np.int32((w >> _U(bits * j)) & mask) * np.int32(xq[_I(x0 + j)])
+    return acc
+
+
+@numba.njit(parallel=True, cache=True, nogil=True)
+def _gemv_w4a8(qflat, nw, scales, zeros, zsym, xq, xsum, sx, table, gs, bits, out
+               ):  # pragma: no cover - compiled
+    n_out = out.shape[0]
+    ng = scales.shape[1]
+    wpg = gs * bits // 32
+    for r in prange(n_out):
+        acc = np.float32(0)
+        for g in range(ng):
+            z = np.int32(table[zeros[r, g]]) if zeros.shape[0] else zsym
+            d = _idot(qflat, r * nw + g * wpg, xq, g * gs, gs, bits) - z * xsum[g]
+            acc += table[scales[r, g]] * np.float32(d)
+        out[r] = acc * sx
+    return out
+
+
+def gemv_w4a8(qw: QuantizedMatrix, x: np.ndarray) -> np.ndarray:
+    """y (out,) float32: W4A8 GEMV (int8 per-token activations, int32 group dots).
+
+    x float32 of length ``qw.padded_in``; the activations are quantized with the reference's
+    :func:`~hetlab.kernels.quant.reference.quantize_activations` (the shared A8 format).
+    """
+    from .reference import quantize_activations
+
+    xq, sx = quantize_activations(x)
+    gs = qw.group_size
+    xsum = xq.reshape(-1, gs).sum(axis=1, dtype=np.int32)
+    scales = qw.scales.view(np.uint16)
+    zeros = (np.zeros((0, 0), np.uint16) if qw.zeros is None else qw.zeros.view(np.uint16))
+    out = np.empty(qw.out_features, dtype=np.float32)
+    return _gemv_w4a8(qw.qweight.reshape(-1), qw.qweight.shape[1], scales, zeros,
+                      np.int32(2 ** (qw.bits - 1)), xq, xsum, np.float32(sx), _F16, gs,
+                      qw.bits, out)
