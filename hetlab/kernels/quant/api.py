@@ -89,7 +89,7 @@ def gemv_w4a8(qw: QuantizedMatrix, x: Any, *, device: Device = None,
 
     The activation vector (one token) is quantized symmetrically to int8 with one float32
     scale ``sx = max|x| / 127`` (:func:`~hetlab.kernels.quant.reference.quantize_activations`);
-    each group's dot runs on integers, ``d[r, g] = Σ_k (q − z) · xq`` (exact, int32), and is
+    each group's dot runs on integers, ``d[r, g] = Σ_k (q − z) · xq`` (exact integers), and is
     rescaled once: ``y[r] = sx · Σ_g s[r, g] · d[r, g]`` (float32 accumulation). Works for
     every weight width (the name follows the common W4 case).
 
