@@ -157,7 +157,8 @@ print(pd.DataFrame(rows).T)
 # %% [markdown]
 # For 0.2 bits per weight more than uniform 3-bit, the plan recovers part of the gap to 4 bits.
 # It spends the extra bits on the value projections of the middle layers and on the later
-# feed-forward inputs — the blocks whose inputs carry the most energy — not evenly.
+# feed-forward inputs — where one more bit buys the largest drop in importance-weighted
+# relative error — not evenly.
 #
 # ## MBQ: balancing two token groups
 #
