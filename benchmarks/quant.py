@@ -1,5 +1,6 @@
 """W4 g128 GEMV: hetlab numba ``gemv_q`` vs numpy fp32 ``W @ x`` vs torch's int4 CPU kernel,
-and as a fraction of the STREAM-triad bandwidth measured in the same run.
+and as a fraction of the STREAM-triad bandwidth measured in the same run; plus hetlab's W4A8
+``gemv_w4a8`` (int8 activations, integer group dots) on the same weights.
 
 Run::
 
@@ -107,6 +108,7 @@ def bench_shape(out: int, n_in: int, repeats: int, threads: int, bw: float) -> l
 
     fns: dict[str, Callable[[], Any]] = {
         "hetlab": lambda: hl.gemv_q(qw, x, device="numba"),
+        "w4a8": lambda: hl.gemv_w4a8(qw, x, device="numba"),
         "numpy": lambda: w @ x,
     }
     t = torch_int4(qw, threads)
@@ -115,12 +117,18 @@ def bench_shape(out: int, n_in: int, repeats: int, threads: int, bw: float) -> l
     times = time_alternating(fns, repeats)
     rows.append(dict(kernel="hetlab numba gemv_q W4 g128", bytes=qw.nbytes,
                      err=err(hl.gemv_q(qw, x, device="numba"), ref)))
+    y8 = hl.gemv_w4a8(qw, x, device="numba")
+    # its error column is against the A16 reference (int8 activations); its own check is
+    # against the W4A8 reference (int8 activations, exact integer dots)
+    rows.append(dict(kernel="hetlab numba gemv_w4a8 W4A8 g128", bytes=qw.nbytes,
+                     err=err(y8, ref), own_err=err(y8, reference.gemv_w4a8(qw, x))))
     rows.append(dict(kernel="numpy fp32 W @ x", bytes=w.nbytes, err=err(w @ x, ref)))
     if t is not None:
         rows.append(dict(kernel="torch _weight_int4pack_mm_for_cpu", bytes=t[1],
                          err=err(t[0](x).float().numpy()[0], ref)))
     for r, key in zip(rows, fns, strict=True):
         r["med"], r["best"] = times[key]
+        r["key"] = key
     for r in rows:
         r.update(shape=f"{out}×{n_in}", gbps=r["bytes"] / r["med"] / 1e9)
         r["bw_frac"] = r["gbps"] / bw
@@ -150,18 +158,25 @@ def main(argv: list[str] | None = None) -> int:
         rows = bench_shape(out, n_in, repeats, threads, bw)
         all_rows += rows
         for r in rows:
-            ok = ("  (unquantized W)" if "fp32" in r["kernel"] else
-                  "  (bf16 activations)" if "torch" in r["kernel"] else
-                  "" if r["err"] <= TOLERANCE else "  (WRONG: above the kernel's tolerance)")
+            wrong = "  (WRONG: above the kernel's tolerance)"
+            if "fp32" in r["kernel"]:
+                ok = "  (unquantized W)"
+            elif "torch" in r["kernel"]:
+                ok = "  (bf16 activations)"
+            elif "own_err" in r:  # W4A8: checked against its own reference
+                ok = "  (int8 activations)" if r["own_err"] <= TOLERANCE else wrong
+            else:
+                ok = "" if r["err"] <= TOLERANCE else wrong
             print(f"{r['shape']:<11} {r['kernel']:<34} {r['med'] * 1e3:9.3f} "
                   f"({r['best'] * 1e3:6.3f}) {r['gbps']:6.1f} {r['bw_frac']:8.0%} "
                   f"{r['err']:8.1e}{ok}")
     print("\nratios (median times; > 1 means hetlab is faster):")
     for out, n_in in shapes:
         shape = f"{out}×{n_in}"
-        by = {r["kernel"].split()[0]: r for r in all_rows if r["shape"] == shape}
+        by = {r["key"]: r for r in all_rows if r["shape"] == shape}
         h = by["hetlab"]
         line = f"  {shape:<11} vs numpy fp32 {by['numpy']['med'] / h['med']:5.2f}×"
+        line += f"   W4A8 vs W4A16 {h['med'] / by['w4a8']['med']:5.2f}×"
         if "torch" in by:
             ratio = by["torch"]["med"] / h["med"]
             met = "met" if ratio >= TARGET_VS_TORCH else "NOT met"

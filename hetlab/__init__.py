@@ -2,8 +2,8 @@
 
 >>> import hetlab as hl
 >>> sorted(hl.kernel_names())  # doctest: +NORMALIZE_WHITESPACE
-['ball_query', 'fps', 'fps_knn', 'gemm_q', 'gemv_q', 'knn', 'sddmm', 'sparse_conv3d', 'spmm',
- 'spmv', 'voxel_downsample']
+['ball_query', 'fps', 'fps_knn', 'gemm_q', 'gemv_q', 'gemv_w4a8', 'knn', 'sddmm',
+ 'sparse_conv3d', 'spmm', 'spmv', 'voxel_downsample']
 
 Importing hetlab imports neither numba kernels, cupy nor pynq: backends are probed, and
 implementations imported, on first use.
@@ -23,7 +23,7 @@ from .errors import (
     VerificationError,
 )
 from .kernels.pointcloud import ball_query, fps, fps_knn, knn, make_cloud, voxel_downsample
-from .kernels.quant import gemm_q, gemv_q
+from .kernels.quant import gemm_q, gemv_q, gemv_w4a8
 from .kernels.sparse import sddmm, spmm, spmv
 from .kernels.sparseconv import sparse_conv3d
 from .recorded import record
@@ -46,7 +46,7 @@ __all__ = [
     "viz", "widgets", "check", "record", "devices", "set_threads", "compare", "load", "save",
     "available_backends", "backend_names", "kernel_names",
     "fps", "knn", "ball_query", "fps_knn", "voxel_downsample", "make_cloud",
-    "offload", "quant", "gemv_q", "gemm_q",
+    "offload", "quant", "gemv_q", "gemm_q", "gemv_w4a8",
     "sparse", "spmv", "spmm", "sddmm", "sparse_conv3d",
     "HetlabError", "InvalidInputError", "DeviceMismatchError", "BackendUnavailable",
     "KernelNotSupported", "VerificationError",

@@ -19,5 +19,7 @@ def test_quant_benchmark_quick_runs():
     ).stdout
     assert "STREAM triad" in out
     assert out.count("hetlab numba gemv_q W4 g128") == 2
+    assert out.count("hetlab numba gemv_w4a8 W4A8 g128") == 2 and "WRONG" not in out
+    assert "W4A8 vs W4A16" in out
     assert "vs numpy fp32" in out and "of triad" in out
     assert ("vs torch int4" in out) or ("skipped (torch not installed)" in out)

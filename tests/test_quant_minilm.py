@@ -75,3 +75,36 @@ def test_study_quick_rows():
     assert rows[1].cos_mean < rows[0].cos_mean
     assert all(s > 0 for s in sens.values())
     assert "W8 RTN" in format_table(rows)
+
+
+def test_split_sentences_is_a_disjoint_per_group_partition():
+    from hetlab.quant.minilm_eval import split_sentences
+
+    labels = np.array([0, 0, 1, 0, 1, 1, 1])
+    cal, ev = split_sentences(labels)
+    assert cal == [0, 3, 2, 5] and ev == [1, 4, 6]
+    assert sorted(cal + ev) == list(range(7))
+
+
+def test_token_labels_follow_capture_order():
+    from hetlab.quant.minilm_eval import token_labels
+
+    cap: dict[str, list[np.ndarray]] = {}
+    minilm.encode(MODEL, SENTS, capture=cap)
+    tl = token_labels(MODEL, SENTS, np.array([0, 1, 0]))
+    n_tok = [len(MODEL.tokenizer.encode(s).ids) for s in SENTS]
+    assert tl.tolist() == [0] * n_tok[0] + [1] * n_tok[1] + [0] * n_tok[2]
+    assert len(tl) == np.concatenate(cap["L0.q"]).shape[0]
+
+
+def test_group_sensitivity_grows_with_noise_and_vanishes_without():
+    from hetlab.quant.minilm_eval import group_sensitivity
+
+    labels = np.array([0, 0, 1])
+    none = group_sensitivity(MODEL, SENTS, labels, rel=0.0, draws=1)
+    small = group_sensitivity(MODEL, SENTS, labels, rel=0.01, rng=np.random.default_rng(1))
+    large = group_sensitivity(MODEL, SENTS, labels, rel=0.05, rng=np.random.default_rng(1))
+    assert none.shape == (2,) and np.abs(none).max() < 1e-6
+    assert (small > 1e-6).all() and (large > small).all()
+    again = group_sensitivity(MODEL, SENTS, labels, rel=0.01, rng=np.random.default_rng(1))
+    np.testing.assert_array_equal(small, again)

@@ -33,7 +33,8 @@ from .formats import quantize
 from .minilm import MiniLM, encode, linear_names, load_minilm, tokenize
 from .mixed import allocate_bits
 
-__all__ = ["Row", "load_sentences", "run_study", "format_table", "SENTENCES"]
+__all__ = ["Row", "load_sentences", "split_sentences", "token_labels", "group_sensitivity",
+           "run_study", "format_table", "SENTENCES", "GROUPS"]
 
 SENTENCES = Path(__file__).resolve().parents[2] / "data" / "sentences.tsv"
 GROUPS = ("passage", "query")
@@ -63,7 +64,18 @@ def load_sentences(path: str | Path = SENTENCES) -> tuple[list[str], np.ndarray]
     return sents, np.array(labels)
 
 
-def _split(sents: list[str], labels: np.ndarray) -> tuple[list[int], list[int]]:
+def split_sentences(labels: np.ndarray) -> tuple[list[int], list[int]]:
+    """Calibration and evaluation indices: even / odd occurrences within each group.
+
+    Parameters
+    ----------
+    labels : ndarray of shape (n,), int
+        Group of each sentence (0 = passage, 1 = query), as from :func:`load_sentences`.
+
+    Returns
+    -------
+    (cal, ev) : two disjoint lists of int covering ``range(n)``, group by group.
+    """
     cal, ev = [], []
     for g in range(len(GROUPS)):
         idx = np.flatnonzero(labels == g)
@@ -72,13 +84,41 @@ def _split(sents: list[str], labels: np.ndarray) -> tuple[list[int], list[int]]:
     return cal, ev
 
 
-def _token_labels(model: MiniLM, sents: list[str], labels: np.ndarray) -> np.ndarray:
+def token_labels(model: MiniLM, sents: list[str], labels: np.ndarray) -> np.ndarray:
+    """Group label of every real token, in the order :func:`~hetlab.quant.minilm.encode`
+    captures layer inputs (sentence by sentence); shape (real tokens,), int."""
     _, mask = tokenize(model, sents)
-    return np.repeat(labels, mask.sum(axis=1))
+    return np.repeat(np.asarray(labels), mask.sum(axis=1))
 
 
-def _sensitivity(model: MiniLM, sents: list[str], labels: np.ndarray, ref: np.ndarray,
-                 rng: np.random.Generator, draws: int = 2, rel: float = 0.02) -> np.ndarray:
+def group_sensitivity(model: MiniLM, sents: list[str], labels: np.ndarray, *,
+                      ref: np.ndarray | None = None, rng: np.random.Generator | None = None,
+                      draws: int = 2, rel: float = 0.02) -> np.ndarray:
+    """Loss-based sensitivity of each sentence group to weight noise (MBQ's ``σ_g``).
+
+    Every linear weight gets Gaussian noise of ``rel`` × its RMS; a group's sensitivity is
+    the mean ``1 − cos`` between its sentences' noisy and fp32 embeddings, averaged over
+    ``draws`` noise draws.
+
+    Parameters
+    ----------
+    model : MiniLM
+    sents : list of str
+    labels : ndarray of shape (len(sents),), int in ``range(len(GROUPS))``
+    ref : ndarray of shape (len(sents), 384), optional
+        fp32 embeddings of ``sents`` (computed when omitted).
+    rng : numpy.random.Generator, optional
+        Noise source; default ``default_rng(0)``.
+    draws : int, default 2
+    rel : float, default 0.02
+
+    Returns
+    -------
+    ndarray of shape (len(GROUPS),), float64, ≥ 0 up to rounding
+    """
+    rng = np.random.default_rng(0) if rng is None else rng
+    ref = encode(model, sents) if ref is None else ref
+    labels = np.asarray(labels)
     loss = np.zeros(len(GROUPS))
     for _ in range(draws):
         noisy = {}
@@ -113,15 +153,16 @@ def run_study(configs: tuple[str, ...] = ("W8 RTN", "W4 RTN", "W4 AWQ", "W4 MBQ"
     """Run the study; returns the rows and the measured MBQ group sensitivities."""
     model = load_minilm()
     sents, labels = load_sentences()
-    cal_i, ev_i = _split(sents, labels)
+    cal_i, ev_i = split_sentences(labels)
     cal = [sents[i] for i in cal_i]
     ev = [sents[i] for i in ev_i]
     ref = encode(model, ev)
     capture: dict[str, list[np.ndarray]] = {}
     cal_ref = encode(model, cal, capture=capture)
     X = {n: np.concatenate(v) for n, v in capture.items()}
-    tok_labels = _token_labels(model, cal, labels[cal_i])
-    sens = _sensitivity(model, cal, labels[cal_i], cal_ref, np.random.default_rng(seed))
+    tok_labels = token_labels(model, cal, labels[cal_i])
+    sens = group_sensitivity(model, cal, labels[cal_i], ref=cal_ref,
+                             rng=np.random.default_rng(seed))
     p_mbq = mbq_token_weights(tok_labels, sens)
     names = linear_names(model.n_layers)
     n_weights = sum(model.weight(n).size for n in names)

@@ -23,9 +23,12 @@ from ...errors import InvalidInputError
 from ...quant.formats import QuantizedMatrix, quantize
 from . import reference
 
-__all__ = ["GEMV_Q", "GEMM_Q", "TOLERANCE", "MAX_ROWS", "make_quantized"]
+__all__ = ["GEMV_Q", "GEMM_Q", "GEMV_W4A8", "TOLERANCE", "MAX_ROWS", "MAX_W4A8_GROUP",
+           "make_quantized"]
 
 TOLERANCE = 1e-4
+#: largest group of gemv_w4a8: its int32 group dots stay below 2**31 (255 · 127 · 65536 < 2**31)
+MAX_W4A8_GROUP = 65536
 #: most rows of X a gemm_q call takes ("flat GEMM": decode-bound small batches)
 MAX_ROWS = 64
 
@@ -81,6 +84,16 @@ def _validate_gemm(qw: Any, X: Any) -> dict[str, Any]:
     return {"qw": q, "X": _check_activations("gemm_q", "X", X, q, 2)}
 
 
+def _validate_w4a8(qw: Any, x: Any) -> dict[str, Any]:
+    q = _check_qw("gemv_w4a8", qw)
+    if q.group_size > MAX_W4A8_GROUP:
+        raise InvalidInputError(
+            f"gemv_w4a8: qw.group_size must be at most {MAX_W4A8_GROUP} (int32 group dots); "
+            f"got {q.group_size}."
+        )
+    return {"qw": q, "x": _check_activations("gemv_w4a8", "x", x, q, 1)}
+
+
 def _cost(a: Mapping[str, Any], key: str) -> Cost:
     qw: QuantizedMatrix = a["qw"]
     act = a[key]
@@ -89,6 +102,13 @@ def _cost(a: Mapping[str, Any], key: str) -> Cost:
     # weights (codes, scales, zeros) once, activations once (as given), outputs once (fp32)
     return Cost(flops=2.0 * m * out * n_in,
                 bytes=float(qw.nbytes + act.nbytes + 4 * m * out))
+
+
+def _cost_w4a8(a: Mapping[str, Any]) -> Cost:
+    qw: QuantizedMatrix = a["qw"]
+    out, n_in = qw.shape
+    # weights once, int8 activations once, fp32 outputs once
+    return Cost(flops=2.0 * out * n_in, bytes=float(qw.nbytes + qw.padded_in + 4 * out))
 
 
 def _gemv_case(size: int, rng: np.random.Generator) -> dict[str, Any]:
@@ -125,4 +145,18 @@ GEMM_Q = KernelSpec(
     arrays=("qw", "X"),
     size_unit="rows",
     description="fused dequantize + flat GEMM (1–64 rows), fp32 accumulate (case: W4 g128, 8 rows)",
+)
+
+GEMV_W4A8 = KernelSpec(
+    name="gemv_w4a8",
+    validate=_validate_w4a8,
+    reference=reference.gemv_w4a8,
+    error=relative_error,
+    tolerance=TOLERANCE,
+    make_case=_gemv_case,
+    cost=_cost_w4a8,
+    arrays=("qw", "x"),
+    size_unit="rows",
+    description="GEMV with int8 per-token activations, integer group dots, one rescale per "
+                "group (case: W4 g128, n×n)",
 )
