@@ -128,3 +128,39 @@ def test_checkpoint_resumes_an_interrupted_sweep(tmp_path):
     hl.compare("fps", checkpoint=ckpt, seed=1, callback=lambda u, d, t: seen.append(u.size),
                **kw)
     assert seen == [100, 200]
+
+
+@pytest.mark.slow
+def test_offload_search_on_cluster_survives_a_killed_worker(cluster, monkeypatch):
+    """GA candidates measured as tasks; a worker dies during the search; nothing is lost."""
+    import threading
+
+    from hetlab import offload
+    from hetlab.offload import remote
+    from hetlab.offload.examples import EXAMPLES
+
+    client, workers = cluster
+    ex = EXAMPLES["matmul"]
+    args = ex.make_args(24)
+    before = [a.copy() for a in args]
+    batches = []
+    real = remote.measure_variants
+
+    def kill_during_first_batch(client_, variants, *a, **kw):
+        if not batches:  # the worker dies while the first generation is being measured
+            threading.Timer(0.3, _kill, args=(workers[0],)).start()
+        batches.append(len(variants))
+        return real(client_, variants, *a, **kw)
+
+    monkeypatch.setattr(remote, "measure_variants", kill_during_first_batch)
+    plan = offload.search(ex.fn, args, budget=8, repeats=2, progress=False, client=client)
+    assert batches and sum(batches) == len(plan.measurements) - 1  # serial measured locally
+    assert workers[0].poll() is not None  # it really died
+    for a, b in zip(args, before, strict=True):
+        np.testing.assert_array_equal(a, b)
+    # every candidate was measured and verified despite the lost worker
+    assert all(m.status == "ok" and m.verified for m in plan.measurements.values())
+    assert plan.exhaustive is not None and len(plan.measurements) == 2 ** len(plan.genes)
+    out = np.zeros_like(args[2])
+    plan.compile()(args[0], args[1], out)
+    np.testing.assert_allclose(out, args[0] @ args[1], rtol=1e-12)

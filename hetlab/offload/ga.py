@@ -39,6 +39,18 @@ class _Cached:
     def exhausted(self) -> bool:
         return self.new >= self.budget
 
+    def prefetch(self, genes: list[Gene], many: Callable[[list[Gene]], list[float]]) -> None:
+        """Evaluate the new genes among ``genes`` together (within budget), e.g. on a cluster."""
+        fresh = [g for g in dict.fromkeys(genes) if g not in self.cache]
+        fresh = fresh[: max(self.budget - self.new, 0)]
+        if not fresh:
+            return
+        for gene, value in zip(fresh, many(fresh), strict=True):
+            self.cache[gene] = float(value)
+            self.new += 1
+            if self.on_new is not None:
+                self.on_new()
+
     def __call__(self, gene: Gene) -> float:
         if gene not in self.cache:
             if self.exhausted():
@@ -69,11 +81,15 @@ def genetic_search(n_genes: int, fitness: Callable[[Gene], float], *, budget: in
                    selection: str = "tournament", tournament: int = 3,
                    crossover_rate: float = 0.9, mutation_rate: float | None = None,
                    seed: int = 0, cache: dict[Gene, float] | None = None,
-                   on_evaluation: Callable[[], None] | None = None) -> GAResult:
+                   on_evaluation: Callable[[], None] | None = None,
+                   evaluate_many: Callable[[list[Gene]], list[float]] | None = None
+                   ) -> GAResult:
     """Maximize ``fitness`` over ``n_genes``-bit genes; at most ``budget`` new evaluations.
 
     ``cache`` (gene → fitness from an earlier run) resumes a stopped search: those genes are
-    not measured again and do not count against ``budget``.
+    not measured again and do not count against ``budget``. ``evaluate_many``, when given,
+    evaluates each generation's new genes together (one call per generation, e.g. as tasks
+    on a cluster); it returns their fitness in order.
     """
     if selection not in ("tournament", "roulette"):
         raise InvalidInputError("offload.search: selection must be 'tournament' or 'roulette'; "
@@ -89,6 +105,8 @@ def genetic_search(n_genes: int, fitness: Callable[[Gene], float], *, budget: in
     pop = [tuple(rng.randint(0, 1) for _ in range(n_genes)) for _ in range(population)]
     history: list[float] = []
     for _ in range(generations):
+        if evaluate_many is not None:
+            f.prefetch(pop, evaluate_many)
         scored = sorted(((f(g), g) for g in pop), key=lambda t: t[0], reverse=True)
         history.append(max(f.cache.values(), default=0.0))
         if f.exhausted() or len(f.cache) >= space:
@@ -109,10 +127,15 @@ def genetic_search(n_genes: int, fitness: Callable[[Gene], float], *, budget: in
 
 def exhaustive_search(n_genes: int, fitness: Callable[[Gene], float], *,
                       cache: dict[Gene, float] | None = None,
-                      on_evaluation: Callable[[], None] | None = None) -> GAResult:
+                      on_evaluation: Callable[[], None] | None = None,
+                      evaluate_many: Callable[[list[Gene]], list[float]] | None = None
+                      ) -> GAResult:
     """Evaluate all ``2**n_genes`` genes (those in ``cache`` are not measured again)."""
     f = _Cached(fitness, cache, 2 ** n_genes, on_evaluation)
-    for gene in itertools.product((0, 1), repeat=n_genes):
+    genes = list(itertools.product((0, 1), repeat=n_genes))
+    if evaluate_many is not None:
+        f.prefetch(genes, evaluate_many)
+    for gene in genes:
         f(gene)
     best = max(f.cache.items(), key=lambda kv: kv[1])
     return GAResult(best[0], best[1], f.new, [best[1]], f.cache)

@@ -92,7 +92,7 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
            mutation_rate: float | None = None, repeats: int = 3, warmup: int = 1,
            timeout_factor: float = 20.0, exhaustive: bool | None = None, seed: int = 0,
            reference: str = "python", thread_tolerance: float = 0.1, confirm: int = 3,
-           resume: Plan | None = None, progress: bool = True) -> Plan:
+           resume: Plan | None = None, progress: bool = True, client: Any = None) -> Plan:
     """Search which loops of ``fn`` to offload, by GA on measured and verified run times.
 
     Parameters
@@ -133,6 +133,11 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         A previous plan of the same function and arguments: its measurements are reused.
     progress : bool
         Show a tqdm progress bar.
+    client : dask.distributed.Client, optional
+        Measure each GA generation's new candidates (and the exhaustive check) as tasks on
+        this cluster (:mod:`hetlab.offload.remote`); a candidate lost with a dead worker is
+        rescheduled by Dask or scores zero. The confirmation round and the thread sweep run
+        in this process.
 
     Returns
     -------
@@ -178,7 +183,7 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
             report, args, expected, target, serial, serial_v, (auto_v, auto.time_s), opts,
             exhaustive=exhaustive, repeats=repeats, warmup=warmup, confirm=confirm,
             timeout_s=serial.time_s * timeout_factor + 1.0, progress=progress,
-            thread_tolerance=thread_tolerance, resume=prior.get(target))
+            thread_tolerance=thread_tolerance, resume=prior.get(target), client=client)
     if not plans:
         raise HetlabError(f"offload.search: no target can run here ({'; '.join(notes)}).")
     best = max(plans.values(), key=lambda p: p.speedup)
@@ -192,7 +197,7 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: str,
                    opts: dict[str, Any], *, exhaustive: bool | None, repeats: int, warmup: int,
                    confirm: int,
                    timeout_s: float, progress: bool, thread_tolerance: float,
-                   resume: Plan | None) -> Plan:
+                   resume: Plan | None, client: Any = None) -> Plan:
     if target == "cuda":
         from .gpu import gpu_loops
 
@@ -208,12 +213,15 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: str,
         measured.update(resume.measurements)
     sync = _cuda_sync if target == "cuda" else None
 
+    def variant(gene: tuple[int, ...]) -> Variant:
+        if gene not in variants:
+            chosen = [g for g, b in zip(genes, gene, strict=True) if b]
+            variants[gene] = transform(report, chosen, target=target)
+        return variants[gene]
+
     def run(gene: tuple[int, ...]) -> Measurement:
         if gene not in measured:
-            if gene not in variants:
-                chosen = [g for g, b in zip(genes, gene, strict=True) if b]
-                variants[gene] = transform(report, chosen, target=target)
-            measured[gene] = measure(variants[gene].compile(), args, expected,
+            measured[gene] = measure(variant(gene).compile(), args, expected,
                                      repeats=repeats, warmup=warmup, timeout_s=timeout_s,
                                      sync=sync)
         return measured[gene]
@@ -222,15 +230,26 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: str,
         m = run(gene)
         return serial.time_s / m.time_s if m.verified and m.times_s else 0.0
 
+    many = None
+    if client is not None:
+        from .remote import measure_variants
+
+        def many(batch: list[tuple[int, ...]]) -> list[float]:
+            results = measure_variants(client, [variant(g) for g in batch], args, expected,
+                                       repeats=repeats, warmup=warmup, timeout_s=timeout_s)
+            measured.update(zip(batch, results, strict=True))
+            return [fitness(g) for g in batch]
+
     do_all = n <= 4 if exhaustive is None else exhaustive
     total = min(opts["budget"], 2 ** n) + (2 ** n if do_all else 0)
     bar = _progress(progress, total, f"{report.name} → {target}")
     tick = bar.update if bar is not None else None
     prior = {g: fitness(g) for g in measured}
     try:
-        ga = genetic_search(n, fitness, cache=prior, on_evaluation=tick, **opts)
-        ex = exhaustive_search(n, fitness, cache=ga.cache, on_evaluation=tick) \
-            if do_all else None
+        ga = genetic_search(n, fitness, cache=prior, on_evaluation=tick, evaluate_many=many,
+                            **opts)
+        ex = exhaustive_search(n, fitness, cache=ga.cache, on_evaluation=tick,
+                               evaluate_many=many) if do_all else None
     finally:
         if bar is not None:
             bar.close()

@@ -1,0 +1,63 @@
+"""Offload-search candidates measured as tasks on a Dask cluster (``search(..., client=)``).
+
+A GA generation's new candidates are submitted together, one task each; a task rebuilds the
+variant from its generated source in the worker, times it and verifies it against the expected
+outputs exactly as in-process (:func:`hetlab.offload.measure.measure`). The arguments and the
+expected outputs travel with each task (not scattered: data held by a worker that dies would
+cancel every task depending on it). Tasks ask for the same one-timing-per-
+machine resource as comparison sweeps (:mod:`hetlab.distributed`); a worker that dies mid-task
+has its task rescheduled by Dask, and a candidate lost for good scores zero fitness
+(``status="failed: …"``) without stopping the search.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from typing import Any
+
+from .codegen import Variant
+from .measure import Measurement, measure
+
+__all__ = ["measure_variants"]
+
+
+def _names(source: str) -> set[str]:
+    return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+
+
+def _measure_task(name: str, target: str, source: str, namespace: dict[str, Any], args: tuple,
+                  expected: tuple, repeats: int, warmup: int, timeout_s: float) -> Measurement:
+    """Runs in a worker: rebuild the variant from its source, time it, verify it."""
+    variant = Variant(name, target, (), source, dict(namespace))
+    sync = None
+    if target == "cuda":
+        from .searching import _cuda_sync
+
+        sync = _cuda_sync
+    return measure(variant.compile(), args, expected, repeats=repeats, warmup=warmup,
+                   timeout_s=timeout_s, sync=sync)
+
+
+def measure_variants(client: Any, variants: Sequence[Variant], args: tuple, expected: tuple,
+                     *, repeats: int, warmup: int, timeout_s: float,
+                     retries: int = 2) -> list[Measurement]:
+    """Measure ``variants`` as Dask tasks; results in the same order, never raising."""
+    from ..distributed import advertised_resources
+
+    key = "gpu" if variants and variants[0].target == "cuda" else "cpu-bench"
+    resources = {key: 1} if key in advertised_resources(client) else None
+    futures = []
+    for v in variants:
+        needed = _names(v.source)
+        namespace = {k: val for k, val in v.namespace.items() if k in needed}
+        futures.append(client.submit(
+            _measure_task, v.name, v.target, v.source, namespace, args, expected,
+            repeats, warmup, timeout_s, resources=resources, retries=retries, pure=False))
+    out = []
+    for fut in futures:
+        try:
+            out.append(fut.result())
+        except Exception as exc:  # lost for good (e.g. KilledWorker): zero fitness, go on
+            out.append(Measurement(status=f"failed: {type(exc).__name__}: {exc}"))
+    return out
