@@ -2,7 +2,7 @@
 # Build a fresh virtual environment from binder/ files only (as Binder would, minus apt.txt),
 # then execute every notebook of the series in it. Exit status 0 when all ran.
 #   scripts/check_binder.sh            check
-#   scripts/check_binder.sh --freeze   regenerate binder/requirements.txt from pyproject's lab extra
+#   scripts/check_binder.sh --freeze   regenerate binder/requirements.txt (lab + quant extras)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
@@ -11,7 +11,7 @@ python3 -m venv "$work/venv"
 py="$work/venv/bin/python"
 "$py" -m pip install -q --upgrade pip
 if [ "${1:-}" = "--freeze" ]; then
-  "$py" -m pip install -q -c "$root/requirements/constraints.txt" "$root[lab]"
+  "$py" -m pip install -q -c "$root/requirements/constraints.txt" "$root[lab,quant]"
   { echo "# Binder environment: hetlab's core + lab extras, pinned (no CUDA, no torch, no pynq)."
     echo "# Regenerate: scripts/check_binder.sh --freeze"
     "$py" -m pip freeze | grep -viE '^(hetlab|-e)'; } > "$root/binder/requirements.txt"

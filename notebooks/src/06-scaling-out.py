@@ -76,6 +76,11 @@ client.close()
 cluster.close()
 
 # %% [markdown]
+# The offload search (notebook 01) scales out the same way:
+# `offload.search(fn, args, client=client)` measures each GA generation's new candidates as
+# tasks, with the same one-timing-per-machine rule, and a candidate lost with a worker is
+# rescheduled instead of stopping the search.
+#
 # ## On a real cluster
 #
 # ```bash
