@@ -1,0 +1,272 @@
+# %% [markdown]
+# # 01 · Offload extraction: from plain Python loops to parallel code
+#
+# **You will learn** how a plain Python function made of `for … in range(…)` loops can be offloaded
+# automatically: `hetlab.offload` reads its loops, proves which ones may run in parallel (and
+# says why the others may not), generates Numba `prange` and CUDA variants, searches which loops
+# to offload with a genetic algorithm on *measured and verified* run times, and hands back a
+# callable with the original's signature — the idea of environment-adaptive offloading (Yamato et
+# al., NTT, 2018–2024), in Python.
+#
+# **You need** hetlab (`pip install -e ".[lab]"`); no GPU: without one, the CUDA variant runs in
+# Numba's CUDA simulator, which is enough to check its results and count its host↔device
+# copies (not to time it). **Run time:** under a minute on 2 CPU cores.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+import inspect
+import os
+
+import numpy as np
+
+import hetlab as hl
+
+# Numba reads NUMBA_ENABLE_CUDASIM when it is first imported: decide before anything imports it.
+if "cupy" not in hl.available_backends():
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+from hetlab import offload
+from hetlab.offload.examples import EXAMPLES
+
+print("CUDA variants run", "in the simulator" if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+      else "on the GPU")
+
+# %% [markdown]
+# ## Four steps
+#
+# 1. **analyze** — find the loop tree, every array access and scalar, and decide per loop:
+#    *parallel*, *reduction* (parallel once a scalar like `s += …` is combined per thread),
+#    *sequential* (with the dependence that forbids it) or *unsupported*.
+# 2. **transform** — write the variant's source: `range` → `prange` under
+#    `@njit(parallel=True)` for the CPU, or one `numba.cuda` kernel per chosen nest for the GPU.
+# 3. **search** — one gene per parallelizable loop (1 = offload it); a GA measures candidates,
+#    fitness = serial-`njit` time / candidate time, and a wrong result scores 0.
+# 4. **verify** — every candidate is checked against the original function, and so is the
+#    final plan.
+#
+# Two kernels from `hetlab.offload.examples`, both plain Python: a matrix product and a
+# Himeno-like Poisson solver (Jacobi sweeps of a 7-point stencil, returning the residual `gosa`).
+
+# %%
+matmul = EXAMPLES["matmul"].fn
+himeno = EXAMPLES["himeno"].fn
+print(inspect.getsource(matmul))
+print(inspect.getsource(himeno))
+
+# %% [markdown]
+# ## 1 · Analyze
+#
+# The matrix product: `i` and `j` write distinct elements `C[i, j]` (`s` is private: written
+# before it is read in each iteration); `k` accumulates `s +=` — a reduction.
+
+# %%
+print(offload.analyze(matmul))
+
+# %% [markdown]
+# The Himeno-like solver has a time loop `it` around two nests. The first nest's three loops
+# are reductions (all add to `gosa`); the copy nest is plainly parallel. The time loop must stay
+# **sequential**:
+
+# %%
+report = offload.analyze(himeno)
+print(report)
+print()
+time_loop = report.loop("L1")
+print(f"{time_loop.id} ({time_loop.var}) is {time_loop.verdict} because of "
+      f"{len(time_loop.reasons)} reasons, among them:")
+for why in time_loop.reasons[:2] + [r for r in time_loop.reasons if r.startswith("flow")][:1]:
+    print("  -", why)
+
+# %% [markdown]
+# Sweep `it + 1` reads the `p` that sweep `it` wrote (a *flow* dependence carried by `it`;
+# `(*)` means some positive distance), and `gosa` keeps only the last sweep's value, which the
+# function returns. Running sweeps at the same time would read stale values — the analysis refuses.
+#
+# Your own functions are analyzed the same way. A first-order recurrence is the classic loop
+# that must stay sequential: iteration `i` reads what iteration `i − 1` wrote (distance 1).
+
+# %%
+def smooth_then_scale(x, y):
+    n = x.shape[0]
+    for i in range(1, n):
+        x[i] = 0.5 * (x[i] + x[i - 1])
+    for i in range(n):
+        y[i] = 2.0 * x[i]
+
+
+print(offload.analyze(smooth_then_scale))
+
+# %% [markdown]
+# Asking to parallelize it anyway is an error that names the dependence:
+
+# %%
+try:
+    offload.transform(smooth_then_scale, ["L1"])
+except hl.InvalidInputError as err:
+    print(err)
+
+# %% [markdown]
+# ## 2 · Transform
+#
+# A variant is the function's own source, rewritten. For the CPU, `prange` on the chosen loops
+# (Numba recognizes the `s +=` reduction by itself):
+
+# %%
+variant = offload.transform(matmul, ["L1"])
+print(variant.source)
+
+# %% [markdown]
+# For the GPU, each chosen nest becomes a `numba.cuda` kernel — here a 2-D grid over `i, j`, with
+# the `k` reduction running inside each thread — launched from the host code:
+
+# %%
+gpu_variant = offload.transform(matmul, ["L1", "L2"], target="cuda")
+print(gpu_variant.source)
+
+# %% [markdown]
+# Both give the original's answer (on small arrays, fresh copies each):
+
+# %%
+A, B, C = EXAMPLES["matmul"].make_args(24)
+expected = C.copy()
+matmul(A, B, expected)
+for v in (variant, gpu_variant):
+    out = C.copy()
+    v.compile()(A, B, out)
+    print(f"{v.target:5s} variant of {v.loops}: equal to the original:", np.allclose(out, expected))
+
+# %% [markdown]
+# ## 3 · Search
+#
+# Which loops pay off depends on the machine: an outer `prange` spreads the most work per
+# thread, nested `prange`s add scheduling, and on a couple of busy cores a small problem may not
+# gain at all — then the plan is "offload nothing", which is a valid answer.
+# So `offload.search` measures. A small budget keeps this notebook quick: `budget` bounds the
+# distinct candidates measured, `population` the GA's generation size. With 3 genes (matmul)
+# the search also measures all 2³ patterns to check the GA; Himeno has 6 genes (64 patterns),
+# of which the GA measures 8.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+mm_args = EXAMPLES["matmul"].make_args(96)
+mm_plan = offload.search(matmul, mm_args, budget=8, population=4, progress=False)
+mm_plan  # noqa: B018  (displayed)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+him_args = EXAMPLES["himeno"].make_args(48)
+him_plan = offload.search(himeno, him_args, budget=8, population=4, progress=False)
+him_plan  # noqa: B018  (displayed)
+
+# %% [markdown]
+# Every candidate measured, fastest first (status `ok` means it ran and matched the original):
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+him_plan.candidates()
+
+# %% [markdown]
+# The GA's progress: the best fitness (speedup over serial `njit`) found by each generation.
+# The serial pattern is measured first, so the curve starts at 1×; it is the best so far, so it
+# never drops. (With a small budget the GA stops after a few generations.)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+import pandas as pd  # noqa: E402
+
+hl.viz.ensure_extension()                                  # inlined BokehJS: renders offline
+import hvplot.pandas  # noqa: E402,F401  (registers DataFrame.hvplot)
+
+progress = pd.DataFrame(
+    [{"kernel": name, "generation": g, "best speedup": f}
+     for name, plan in (("matmul", mm_plan), ("himeno", him_plan))
+     for g, f in enumerate(plan.ga.history)])
+progress.hvplot.line(x="generation", y="best speedup", by="kernel", title="GA: best fitness "
+                     "per generation", width=460, height=300) \
+    * progress.hvplot.scatter(x="generation", y="best speedup", by="kernel")
+
+# %% [markdown]
+# The code the search chose (it depends on the timings, so it may differ from run to run):
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+print(mm_plan.source("numba"))
+
+# %% [markdown]
+# ## 4 · Verify
+#
+# `plan.compile()` is a drop-in replacement with the original's name and signature. Whatever
+# the search chose, it must give the original's answer:
+
+# %%
+fast_matmul = mm_plan.compile()
+fast_himeno = him_plan.compile()
+print(fast_matmul.__name__, inspect.signature(fast_matmul), "verified:", mm_plan.verified)
+print(fast_himeno.__name__, inspect.signature(fast_himeno), "verified:", him_plan.verified)
+
+A, B, C = EXAMPLES["matmul"].make_args(96, seed=1)   # arguments the search never saw
+C_ref, C_fast = C.copy(), C.copy()
+matmul(A, B, C_ref)
+fast_matmul(A, B, C_fast)
+print("matmul:", np.allclose(C_fast, C_ref, rtol=1e-5, atol=1e-8))
+
+ref_args = EXAMPLES["himeno"].make_args(24, seed=1)
+fast_args = [a.copy() if isinstance(a, np.ndarray) else a for a in ref_args]
+gosa_ref, gosa_fast = himeno(*ref_args), fast_himeno(*fast_args)
+print("himeno: p equal:", np.allclose(fast_args[0], ref_args[0], rtol=1e-5, atol=1e-8),
+      "| gosa equal:", np.isclose(gosa_fast, gosa_ref, rtol=1e-5))
+
+# %% [markdown]
+# ## The GPU variant: fewer host↔device copies
+#
+# A GPU kernel needs its arrays in device memory. Copying them around every launch is simple and
+# slow; *data-transfer reduction* (Yamato 2018) keeps an array on the device across consecutive
+# offloaded nests when no host code in between uses it — copied in once, out once. `Transfers`
+# counts the copies of one call; the counts come from running the variant (on a GPU, or in the
+# simulator here), so they need no GPU to check.
+#
+# Jacobi-2d (3 time steps, both nests offloaded) keeps `A` and `B` on the device for the whole
+# time loop. Himeno gains nothing: its residual nest is a reduction, so it stays on the host and
+# reads `p` and `wrk` every sweep, which forces copies around the copy kernel either way.
+
+# %%
+def same(x, y):
+    """Equal results: both None (in-place kernels) or allclose."""
+    return (x is None and y is None) or bool(np.allclose(x, y))
+
+
+for name in ("jacobi_2d", "himeno"):
+    ex = EXAMPLES[name]
+    loops = [lp.id for lp in offload.analyze(ex.fn).loops if lp.verdict == "parallel"]
+    counts = {}
+    for mode in ("naive", "reduced"):
+        v = offload.transform(ex.fn, loops, target="cuda", transfers=mode)
+        gpu_args, host_args = ex.make_args(), ex.make_args()       # same seed: equal inputs
+        ok = same(v.compile()(*gpu_args), ex.fn(*host_args)) and all(
+            same(g, h) for g, h in zip(gpu_args, host_args, strict=True))
+        counts[mode] = (v.transfers.copies, v.transfers.bytes, ok)
+    (n_copies, n_bytes, n_ok), (r_copies, r_bytes, r_ok) = counts["naive"], counts["reduced"]
+    print(f"{name:9s} kernels {'+'.join(loops)}: per-launch {n_copies:2d} copies ({n_bytes} B) "
+          f"→ reduced {r_copies:2d} copies ({r_bytes} B); results equal the original: "
+          f"{n_ok and r_ok}")
+
+# %% [markdown]
+# The reduced Jacobi-2d: device copies made before the time loop and copied back after it.
+
+# %%
+print(offload.transform(EXAMPLES["jacobi_2d"].fn, ["L2", "L3", "L4", "L5"], target="cuda").source)
+
+# %% [markdown]
+# ## What the analysis cannot do (yet)
+#
+# It is conservative: when unsure, sequential. Floyd–Warshall's `i`, `j` loops are parallel in
+# truth but stay sequential; array-element reductions (`y[i] += …` inside a `j` loop) and
+# indirect writes (`hist[b] += 1`) too; a `while` loop or an unknown call makes its loops
+# *unsupported*. GPU reductions (atomics) are not generated, so reduction loops stay on the CPU.
+# On the shell: `hetlab offload path/to/file.py:function --targets numba`.
+#
+# ## Try it
+#
+# Write your own loop function — a 2-D blur, a histogram, a prefix sum — and run
+# `offload.analyze` on it: which loops are parallel, and which dependence pins the others?
+# Then raise `budget` and the problem size in `offload.search` and watch where offloading starts
+# to pay on your machine.
