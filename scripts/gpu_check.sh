@@ -9,7 +9,8 @@
 #   2. makes the working tree importable: PYTHONPATH (GPU_CHECK_PIP=1: pip -e, no deps)
 #   3. runs tests/gpu (real GPU vs numpy reference), the cross-backend tests and the
 #      CUDA-simulator / PTX tests                                     -> pytest.log, junit.xml
-#   4. times fps and knn on numpy / numba / cupy with hl.compare      -> timing.log, *.nc|*.csv
+#   4. times fps and knn on numpy / numba / cupy with hl.compare      -> timing.log, recordings
+#      (<kernel>-gpu-<date>.nc; copy them into data/recorded/) or *.csv without h5netcdf
 # Logs go to $OUT when set (the device tool's output folder), else ./gpu-check-logs.
 # Exit status: 0 all passed; 1 a test or the timing failed; 2 no usable GPU.
 set -u -o pipefail
@@ -102,7 +103,9 @@ for kernel in (hl.fps, hl.knn):
     print(ds.hetlab.speedup("numpy").to_pandas().to_string())
     ok &= bool(ds["verified"].all())
     try:
-        hl.save(ds, os.path.join(out, f"{name}.nc"))
+        # a recording: copy it into data/recorded/ and hl.compare(..., include_recorded=True)
+        # shows these GPU figures beside live CPU runs, labeled "recorded on <GPU>, <date>"
+        print("recorded", hl.record(ds, folder=out, name=f"{name}-gpu-{ds.attrs['created'][:10]}"))
     except Exception as exc:  # h5netcdf may be missing on GPU images
         ds.hetlab.table().to_csv(os.path.join(out, f"{name}.csv"))
         print(f"(netCDF not written: {type(exc).__name__}: {exc}; wrote {name}.csv)")
