@@ -2,8 +2,7 @@
 split, the ``ap_start``/``ap_done`` handshake with a timeout, and buffer bookkeeping.
 
 Written only against :mod:`hetlab.fpga.protocol`, so a subclass runs unchanged on a PYNQ
-board and in the emulator. (The ``fps`` driver predates this base and spells the same steps
-out itself.)
+board and in the emulator.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ __all__ = ["OverlayDriver"]
 
 
 class OverlayDriver:
-    """Base of the ``gemv_q`` and ``spmv`` drivers.
+    """Base of the overlay drivers (``fps``, ``gemv_q``, ``spmv``).
 
     Parameters
     ----------

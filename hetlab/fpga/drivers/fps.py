@@ -8,19 +8,18 @@ polls; ``overlay.toml``'s ``[launch]`` counts them for the timing model.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
 
 from ...errors import InvalidInputError, KernelNotSupported
-from ..manifest import load_manifest
-from ..protocol import FpgaDevice, FpgaTimeout
+from ..protocol import FpgaDevice
+from ._base import OverlayDriver
 
 __all__ = ["FpsDriver"]
 
 
-class FpsDriver:
+class FpsDriver(OverlayDriver):
     """Run farthest point sampling on the ``fps`` overlay of ``device``.
 
     Parameters
@@ -32,13 +31,7 @@ class FpsDriver:
     overlay = "fps"
 
     def __init__(self, device: FpgaDevice) -> None:
-        self.device = device
-        self.manifest = load_manifest(self.overlay)
-        self.ip = device.load(self.overlay)
-        regs, bits = self.manifest.registers, self.manifest.bits
-        self._ctrl = regs["ap_ctrl"]
-        self._start_bit, self._done_bit = 1 << bits["ap_start"], 1 << bits["ap_done"]
-        self._off = {a["name"]: a["offset"] for a in self.manifest.args}
+        super().__init__(device)
         self.max_points = int(self.manifest.limits["max_points"])
 
     def check(self, points: np.ndarray, n_samples: int, start: int) -> None:
@@ -67,29 +60,6 @@ class FpsDriver:
                 f"n_samples={n_samples}, start={start}."
             )
 
-    def _write_pointer(self, name: str, address: int) -> None:
-        off = self._off[name]
-        self.ip.write(off, address & 0xFFFF_FFFF)
-        self.ip.write(off + 4, (address >> 32) & 0xFFFF_FFFF)
-
-    def wait(self, timeout_s: float) -> None:
-        """Poll ``ap_ctrl`` until ``ap_done``; :class:`FpgaTimeout` after ``timeout_s``."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            ctrl = self.ip.read(self._ctrl)
-            if ctrl & self._done_bit:
-                return
-            if time.monotonic() > deadline:
-                hint = (
-                    "ap_start is still high: the IP never took the start (is the bitstream "
-                    "loaded and the PL clock running?)"
-                    if ctrl & self._start_bit
-                    else "the kernel started but did not finish"
-                )
-                raise FpgaTimeout(
-                    f"fps: ap_done not seen within {timeout_s:g} s (ap_ctrl={ctrl:#x}); {hint}."
-                )
-
     def __call__(self, points: Any, n_samples: int, start: int = 0, *,
                  timeout_s: float = 30.0) -> np.ndarray:
         """Indices of shape (n_samples,), int64, in pick order (see :func:`hetlab.fps`).
@@ -113,20 +83,7 @@ class FpsDriver:
         points = np.asarray(points)
         self.check(points, n_samples, start)
         n = points.shape[0]
-        inp = self.device.allocate((n, 3), np.float32)
-        out = self.device.allocate((n_samples,), np.uint32)
-        try:
-            inp[:] = points
-            inp.flush()
-            self._write_pointer("points", int(inp.device_address))
-            self._write_pointer("out", int(out.device_address))
-            self.ip.write(self._off["n"], n)
-            self.ip.write(self._off["n_samples"], int(n_samples))
-            self.ip.write(self._off["start"], int(start))
-            self.ip.write(self._ctrl, self._start_bit)
-            self.wait(timeout_s)
-            out.invalidate()
-            return np.array(out, dtype=np.int64)
-        finally:
-            self.device.free(inp)
-            self.device.free(out)
+        out = self.launch({"points": np.ascontiguousarray(points)},
+                          {"out": (int(n_samples), np.uint32)},
+                          {"n": n, "n_samples": int(n_samples), "start": int(start)}, timeout_s)
+        return out["out"].astype(np.int64)
