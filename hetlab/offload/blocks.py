@@ -29,6 +29,7 @@ import ast
 from dataclasses import dataclass
 
 from .loops import Loop
+from .scalars import live_after
 
 __all__ = ["Block", "find_blocks"]
 
@@ -273,12 +274,6 @@ def _with_init(fors: list[ast.For], body: list[ast.stmt], nest: _Nest,
     return got[0], f"{nest.target(*out)} {op} {got[1]}"
 
 
-def _names_outside(fn: ast.FunctionDef, node: ast.stmt) -> set[str]:
-    """Names used anywhere in ``fn`` except inside ``node``."""
-    inside = {id(n) for n in ast.walk(node)}
-    return {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and id(n) not in inside}
-
-
 def _written_in(node: ast.stmt) -> set[str]:
     out = set()
     for n in ast.walk(node):
@@ -299,14 +294,12 @@ def find_blocks(fn: ast.FunctionDef, loops: list[Loop]) -> list[Block]:
         if got is None:
             continue
         pattern, call = got
-        scalars = _written_in(lp.node) - set(nest.ext)
-        outside = _names_outside(fn, lp.node)
+        written = _written_in(lp.node)
+        kept = {call.split()[0]} if pattern == "dot" else set()  # the dot's own sum
         extents = {n.id for e in nest.ext.values() for n in ast.walk(ast.parse(e))
                    if isinstance(n, ast.Name)}
         # loop variables and private scalars must be dead after the nest; extents invariant
-        kept = {call.split()[0]} if pattern == "dot" else set()  # the dot's own sum
-        if set(nest.ext) & outside or (scalars - kept) & outside \
-                or extents & _written_in(lp.node):
+        if any(live_after(lp.path, v) for v in written - kept) or extents & written:
             continue
         ids = tuple(loops[k].id for k in range(len(loops))
                     if loops[k].id in nest.ids)
