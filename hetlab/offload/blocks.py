@@ -21,6 +21,11 @@ operand sliced on every axis is passed whole; a partially sliced operand of ``@`
 wrapped in ``np.ascontiguousarray`` (numba's BLAS calls want contiguous arrays). The
 replacement is plain NumPy that numba's ``njit`` compiles (float arrays: numba has no integer
 ``@``), so the rest of the function keeps its loops.
+
+>>> from hetlab import offload
+>>> from hetlab.offload.examples import EXAMPLES
+>>> print(offload.analyze(EXAMPLES["axpy"].fn).blocks[0])
+B1: axpy at L1 (line 33) → y[:x.shape[0]] += a * x
 """
 
 from __future__ import annotations
