@@ -298,3 +298,7 @@ def test_search_without_blocks_has_no_trials():
     plan = offload.search(ex.fn, ex.make_args(), budget=2, population=2, generations=1,
                           repeats=1, confirm=0, progress=False, exhaustive=False)
     assert plan.block_trials == {} and plan.blocks == ()
+    ex = EXAMPLES["dot"]  # blocks switched off
+    plan = offload.search(ex.fn, ex.make_args(), budget=2, repeats=1, confirm=0,
+                          progress=False, function_blocks=False)
+    assert plan.block_trials == {} and plan.genes == ["L1"]

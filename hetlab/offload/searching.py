@@ -92,7 +92,8 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
            mutation_rate: float | None = None, repeats: int = 3, warmup: int = 1,
            timeout_factor: float = 20.0, exhaustive: bool | None = None, seed: int = 0,
            reference: str = "python", thread_tolerance: float = 0.1, confirm: int = 3,
-           resume: Plan | None = None, progress: bool = True, client: Any = None) -> Plan:
+           resume: Plan | None = None, progress: bool = True, client: Any = None,
+           function_blocks: bool = True) -> Plan:
     """Search which loops of ``fn`` to offload, by GA on measured and verified run times.
 
     Parameters
@@ -138,6 +139,11 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         this cluster (:mod:`hetlab.offload.remote`); a candidate lost with a dead worker is
         rescheduled by Dask or scores zero. The confirmation round and the thread sweep run
         in this process.
+    function_blocks : bool
+        numba: first try replacing the function blocks ``analyze`` found (matmul, dot, …) by
+        their NumPy call, one candidate per block set; the fastest verified set is kept when
+        it beats the serial njit, and the GA then searches the loops outside it
+        (``plan.blocks``, ``plan.block_trials``). False: loops only.
 
     Returns
     -------
@@ -171,7 +177,7 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
     notes: list[str] = []
     blocks, trials = _try_blocks(report, args, expected, serial, repeats, warmup,
                                  resume.alternatives.get("numba") if resume else None) \
-        if "numba" in targets else ((), {})
+        if "numba" in targets and function_blocks else ((), {})
     for target in sorted(dict.fromkeys(targets), key=ORDER.index):
         if target == "cuda":
             from .gpu import cuda_ready
