@@ -3,8 +3,16 @@ them first."""
 
 from __future__ import annotations
 
+import importlib.util
+import itertools
+import sys
+import tempfile
+from pathlib import Path
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import hetlab as hl
 from hetlab import offload
@@ -302,3 +310,83 @@ def test_search_without_blocks_has_no_trials():
     plan = offload.search(ex.fn, ex.make_args(), budget=2, repeats=1, confirm=0,
                           progress=False, function_blocks=False)
     assert plan.block_trials == {} and plan.genes == ["L1"]
+
+
+# -- generated nests: whatever is recognized is replaced exactly ------------------------------
+_GEN_DIR = Path(tempfile.mkdtemp(prefix="hetlab-offload-blocks-"))
+_GEN = itertools.count()
+
+
+def _load(src: str, name: str = "k"):
+    """Import ``src`` from a real file so inspect can read its source."""
+    mod_name = f"_blocks_{next(_GEN)}"
+    path = _GEN_DIR / f"{mod_name}.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location(mod_name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = mod
+    spec.loader.exec_module(mod)
+    return getattr(mod, name)
+
+
+def _python_variant(fn):
+    """The block variant run as plain Python (the njit decorator dropped): the replacement's
+    NumPy semantics, checked without a compile per generated case."""
+    report = offload.analyze(fn)
+    src = offload.transform(report, blocks=[b.id for b in report.blocks]).source
+    src = "\n".join(ln for ln in src.splitlines() if not ln.startswith("@njit"))
+    return _load(src, report.name)
+
+
+_VARS = ("i", "j", "k")
+_EXTENTS = ("n", "A.shape[0]", "C.shape[1]", "n - 1")
+
+
+@settings(max_examples=80, deadline=None)
+@given(order=st.permutations(_VARS), subs=st.lists(st.permutations(_VARS), min_size=3,
+                                                   max_size=3),
+       op=st.sampled_from(["+=", "+=", "-=", "="]), names=st.sampled_from(
+           [("C", "A", "B"), ("C", "A", "B"), ("C", "B", "A"), ("C", "C", "B")]),
+       ext=st.lists(st.sampled_from(_EXTENTS), min_size=3, max_size=3))
+def test_generated_matmul_like_nests(order, subs, op, names, ext):
+    """Matmul-like nests over square (4, 4) arrays: recognized exactly when they are a matmul
+    with whole-range extents, and the replacement then gives the original's result."""
+    c, a, b = names
+    s_c, s_a, s_b = (f"{p[0]}, {p[1]}" for p in subs)
+    lines = ["def k(A, B, C, n):"]
+    for depth, (v, e) in enumerate(zip(order, ext, strict=True)):
+        lines.append("    " * (depth + 1) + f"for {v} in range({e}):")
+    lines.append("    " * 4 + f"{c}[{s_c}] {op} {a}[{s_a}] * {b}[{s_b}]")
+    fn = _load("\n".join(lines) + "\n")
+    blocks = offload.analyze(fn).blocks
+    out, x, y = (tuple(p[:2]) for p in subs)
+
+    def mm(p, q):  # out[i, j] += p[i, k] * q[k, j] with i, j, k distinct
+        return p[0] == out[0] and q[1] == out[1] and p[1] == q[0] \
+            and len({out[0], out[1], p[1]}) == 3
+
+    is_matmul = op == "+=" and c not in (a, b) and "n - 1" not in ext and (mm(x, y) or mm(y, x))
+    assert bool(blocks) == is_matmul, (lines, blocks)
+    if blocks:
+        r = np.random.default_rng(0)
+        args = (r.random((4, 4)), r.random((4, 4)), r.random((4, 4)), 4)
+        ok, err = verify(_run(_python_variant(fn), args), _run(fn, args))
+        assert ok, (lines, blocks[0].call, err)
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(_VARS)))
+@pytest.mark.parametrize("swap", [False, True])
+def test_matmul_in_every_loop_order_is_recognized_and_exact(order, swap):
+    prod = "B[k, j] * A[i, k]" if swap else "A[i, k] * B[k, j]"
+    ext = {"i": "A.shape[0]", "j": "n", "k": "B.shape[0]"}
+    lines = ["def k(A, B, C, n):"]
+    for depth, v in enumerate(order):
+        lines.append("    " * (depth + 1) + f"for {v} in range({ext[v]}):")
+    lines.append("    " * 4 + f"C[i, j] += {prod}")
+    fn = _load("\n".join(lines) + "\n")
+    (b,) = offload.analyze(fn).blocks
+    assert b.pattern == "matmul" and b.loops == ("L1", "L2", "L3")
+    r = np.random.default_rng(1)
+    args = (r.random((5, 3)), r.random((3, 6)), r.random((5, 7)), 4)  # j covers 4 of C's 7
+    ok, err = verify(_run(_python_variant(fn), args), _run(fn, args))
+    assert ok, (b.call, err)
