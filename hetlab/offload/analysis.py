@@ -233,4 +233,4 @@ def analyze(fn: Callable[..., Any] | FunctionSource) -> Report:
     tree = build_tree(src.tree, src.namespace, src.first_line)
     reports = [_analyze_loop(lp, tree.loops, tree, src.namespace) for lp in tree.loops]
     return Report(src.name, src.params, reports, tree.notes, src,
-                  find_blocks(src.tree, tree.loops))
+                  find_blocks(tree.loops))

@@ -287,8 +287,20 @@ def _written_in(node: ast.stmt) -> set[str]:
     return out
 
 
-def find_blocks(fn: ast.FunctionDef, loops: list[Loop]) -> list[Block]:
-    """Every loop nest of ``fn`` (outermost first, none inside another) that is a block."""
+def find_blocks(loops: list[Loop]) -> list[Block]:
+    """The function blocks among ``loops`` (a function's loop tree, pre-order).
+
+    Parameters
+    ----------
+    loops : list of Loop
+        :func:`~hetlab.offload.loops.build_tree`'s loops; each nest is tried from its
+        outermost loop, and loops inside a recognized block are not tried again.
+
+    Returns
+    -------
+    list of Block
+        In source order, ids ``B1, B2, …``; empty when nothing matches exactly.
+    """
     found: list[Block] = []
     covered: set[int] = set()
     for lp in loops:
