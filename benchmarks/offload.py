@@ -3,9 +3,10 @@
 For each kernel in ``hetlab.offload.examples`` at a benchmark size: loops found and
 parallelizable, the plan ``offload.search`` chooses (numba target), the plan's time against the
 original under serial ``numba.njit`` and under ``numba.njit(parallel=True)`` left to find
-parallelism itself, and the GA's evaluations against the exhaustive search (run when the gene
-count is small). Verification: NPBench's rule against the serial njit of the original (Python
-would take minutes at these sizes).
+parallelism itself, the function blocks (library calls) tried first with their time and
+the one kept, and the GA's evaluations against the exhaustive search (run when the gene count
+is small). Verification: NPBench's rule against the serial njit of the original (Python would
+take minutes at these sizes).
 
     python benchmarks/offload.py                 # full sizes (several minutes on 2 cores)
     python benchmarks/offload.py --quick         # small sizes, a few kernels: a smoke run
@@ -58,7 +59,10 @@ def run(names: list[str], quick: bool, budget: int, exhaustive_max: int) -> list
                               exhaustive=n_par <= exhaustive_max, reference="njit",
                               repeats=2 if quick else 5, progress=False)
         row.update(
-            plan="+".join(plan.loops) or "(serial)", serial_ms=plan.serial_s * 1e3,
+            plan="+".join([*plan.blocks, *plan.loops]) or "(serial)",
+            blocks=", ".join(f"{'+'.join(bs)} {m.time_s * 1e3:.3g} ms"
+                             for bs, m in plan.block_trials.items()) or "-",
+            serial_ms=plan.serial_s * 1e3,
             auto_ms=plan.auto_s * 1e3, plan_ms=plan.time_s * 1e3,
             vs_serial=plan.speedup, vs_auto=plan.auto_s / plan.time_s,
             ga_evals=plan.ga.evaluations, ga_best=plan.ga.fitness,

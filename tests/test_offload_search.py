@@ -87,7 +87,8 @@ def test_search_small_case_ga_vs_exhaustive_and_user_arrays_untouched():
     ex = EXAMPLES["matvec"]
     args = ex.make_args(30)
     before = [a.copy() for a in args]
-    plan = offload.search(ex.fn, args, budget=8, repeats=2, progress=False)
+    plan = offload.search(ex.fn, args, budget=8, repeats=2, progress=False,
+                          function_blocks=False)  # loops only: the block could take them all
     for a, b in zip(args, before, strict=True):
         np.testing.assert_array_equal(a, b)  # the search worked on copies
     assert plan.genes == ["L1", "L2"]
@@ -201,7 +202,8 @@ def test_thread_amount_is_the_smallest_within_tolerance():
 
 def test_search_with_progress_bar(capsys):
     ex = EXAMPLES["dot"]
-    plan = offload.search(ex.fn, ex.make_args(), budget=2, repeats=1, progress=True)
+    plan = offload.search(ex.fn, ex.make_args(), budget=2, repeats=1, progress=True,
+                          function_blocks=False)
     assert plan.verified and plan.genes == ["L1"]
     assert "offload.search(dot" in capsys.readouterr().err  # tqdm writes to stderr
 

@@ -2,8 +2,9 @@
 
 A Python take on environment-adaptive automatic offloading (Yamato et al., NTT): read a function
 whose work is explicit ``for … in range(…)`` loops over NumPy arrays, decide per loop whether it
-is parallel, generate variants (numba ``prange``; numba.cuda kernels), and search the offload
-pattern by genetic algorithm on measured, verified run times.
+is parallel, recognize whole nests that are a library routine (function blocks: matmul, dot,
+… replaced by NumPy/BLAS calls, tried first), generate variants (numba ``prange``; numba.cuda
+kernels), and search the offload pattern by genetic algorithm on measured, verified run times.
 
 >>> from hetlab import offload
 >>> from hetlab.offload.examples import EXAMPLES

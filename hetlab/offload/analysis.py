@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .blocks import Block, find_blocks
 from .deps import Dependence, carried_dependences
 from .loops import SAFE_BUILTINS, Loop, LoopTree, build_tree
 from .scalars import exposed_reads, live_after, reduction_op, written_names
@@ -73,6 +74,8 @@ class Report:
     loops: list[LoopReport]
     notes: list[str]
     source: FunctionSource = field(repr=False)
+    #: function blocks: nests recognized as a library routine (:mod:`hetlab.offload.blocks`)
+    blocks: list[Block] = field(default_factory=list)
 
     @property
     def parallelizable(self) -> list[LoopReport]:
@@ -87,6 +90,14 @@ class Report:
         raise KeyError(f"offload: no loop {key!r}; loops are "
                        f"{', '.join(lp.id for lp in self.loops)}")
 
+    def block(self, key: str | int) -> Block:
+        """A function block by id (``"B1"``), index, or the id of the nest it replaces."""
+        for b in self.blocks:
+            if key in (b.id, b.index, b.nest):
+                return b
+        raise KeyError(f"offload: no function block {key!r}; blocks are "
+                       f"{', '.join(b.id for b in self.blocks) or 'none'}")
+
     def rows(self) -> list[dict[str, Any]]:
         return [{"loop": lp.id, "line": lp.line, "nest": "  " * lp.depth + f"for {lp.var}",
                  "bounds": lp.bounds, "verdict": lp.verdict, "why": lp.why,
@@ -99,6 +110,7 @@ class Report:
         for r in self.rows():
             lines.append(f"  {r['loop']:>4} line {r['line']:<4} {r['nest']:<16} "
                          f"{r['verdict']:<11} {r['why']}")
+        lines += [f"  block {b}" for b in self.blocks]
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
@@ -115,6 +127,7 @@ class Report:
                 for c in cols)
             out.append(f"<tr style='background:{colors[lp.verdict]}'>{cells}</tr>")
         out.append("</table>")
+        out += [f"<p>block {html.escape(str(b))}</p>" for b in self.blocks]
         out += [f"<p>note: {html.escape(n)}</p>" for n in self.notes]
         return "".join(out)
 
@@ -201,6 +214,8 @@ def analyze(fn: Callable[..., Any] | FunctionSource) -> Report:
         that cannot be analyzed (while loops, unknown calls, attributes) make the loops around
         them ``"unsupported"``; nothing is raised for them. The analysis is conservative:
         when unsure, sequential. Array arguments are assumed not to alias one another.
+        ``report.blocks`` lists the nests recognized as function blocks (matmul, matvec, dot,
+        axpy, transpose) with the NumPy call each maps to (:mod:`hetlab.offload.blocks`).
 
     Raises
     ------
@@ -217,4 +232,5 @@ def analyze(fn: Callable[..., Any] | FunctionSource) -> Report:
     src = fn if isinstance(fn, FunctionSource) else read_function(fn)
     tree = build_tree(src.tree, src.namespace, src.first_line)
     reports = [_analyze_loop(lp, tree.loops, tree, src.namespace) for lp in tree.loops]
-    return Report(src.name, src.params, reports, tree.notes, src)
+    return Report(src.name, src.params, reports, tree.notes, src,
+                  find_blocks(tree.loops))

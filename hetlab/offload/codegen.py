@@ -2,7 +2,9 @@
 
 The variant is the function's own source with ``range`` replaced by ``prange`` on the chosen
 loops and an ``@njit(parallel=…)`` decorator; reductions need no rewrite (numba recognizes
-``s += …`` and ``s = max(s, …)`` in a prange loop). The generated source is kept, readable.
+``s += …`` and ``s = max(s, …)`` in a prange loop). Chosen function blocks
+(:mod:`hetlab.offload.blocks`) replace their whole nest by one NumPy statement (``A @ B``,
+``np.dot``) inside the same ``njit`` function. The generated source is kept, readable.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ class Variant:
     namespace: dict[str, Any] = field(repr=False)
     #: host↔device copies counted by a cuda variant (None for numba)
     transfers: Any = None
+    #: ids of the function blocks replaced by library calls
+    blocks: tuple[str, ...] = ()
     _compiled: Callable[..., Any] | None = field(default=None, repr=False)
 
     def compile(self) -> Callable[..., Any]:
@@ -79,15 +83,54 @@ def _check_loops(report: Report, loops: Iterable[str | int],
     return tuple(sorted(set(chosen), key=lambda k: int(k[1:])))
 
 
+def _check_blocks(report: Report, blocks: Iterable[str | int], loops: tuple[str, ...],
+                  target: str) -> tuple[str, ...]:
+    chosen = []
+    for key in blocks:
+        try:
+            b = report.block(key)
+        except KeyError as exc:
+            raise InvalidInputError(str(exc.args[0])) from None
+        clash = sorted(set(b.loops) & set(loops), key=lambda k: int(k[1:]))
+        if clash:
+            raise InvalidInputError(
+                f"offload.transform: loops {', '.join(clash)} are inside function block {b.id} "
+                f"({b.pattern}), which replaces them; choose the block or the loops.")
+        chosen.append(b.id)
+    if chosen and target != "numba":
+        raise InvalidInputError("offload.transform: function blocks are generated for the "
+                                f"numba target only; got target={target!r}.")
+    return tuple(sorted(set(chosen), key=lambda k: int(k[1:])))
+
+
+def _replace(stmts: list[ast.stmt], old: ast.stmt, new: list[ast.stmt]) -> bool:
+    """Replace statement ``old`` (by identity) somewhere under ``stmts`` by ``new``."""
+    for k, s in enumerate(stmts):
+        if s is old:
+            stmts[k:k + 1] = new
+            return True
+        for field_ in ("body", "orelse"):
+            inner = getattr(s, field_, None)
+            if isinstance(inner, list) and _replace(inner, old, new):
+                return True
+    return False
+
+
 def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | None = None,
-                 header: str = "") -> str:
-    """Source of the numba variant: ``prange`` on ``chosen``, decorated ``@njit``."""
+                 header: str = "", blocks: tuple[str, ...] = ()) -> str:
+    """Source of the numba variant: ``prange`` on ``chosen``, ``blocks`` replaced by their
+    NumPy call, decorated ``@njit``."""
     tree = copy.deepcopy(report.source.tree)
     ids = {report.loops[k].id: node for k, node in enumerate(for_nodes(tree.body))}
     for key in chosen:
         node = ids[key]
         assert isinstance(node.iter, ast.Call)
         node.iter.func = ast.Name("prange", ast.Load())
+    for key in blocks:
+        b = report.block(key)
+        call = ast.parse(b.call).body
+        if not _replace(tree.body, ids[b.nest], call):  # pragma: no cover - ids come from tree
+            raise AssertionError(f"block {b.id}: nest {b.nest} not found")
     par = bool(chosen) if parallel is None else parallel
     tree.decorator_list = [ast.Call(ast.Name("njit", ast.Load()), [],
                                     [ast.keyword("parallel", ast.Constant(par))])]
@@ -95,12 +138,16 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
     loops = ", ".join(f"{k} ({report.loop(k).var}, line {report.loop(k).line})"
                       for k in chosen) or "none (serial)"
     head = header or f"# hetlab.offload: numba variant of {report.name}; prange on {loops}"
+    if blocks:
+        head += "\n# function blocks: " + "; ".join(
+            f"{b} ({report.block(b).pattern} at {report.block(b).nest})" for b in blocks)
+        head += "\nimport numpy as np"
     return f"{head}\nfrom numba import njit, prange\n\n\n{body}\n"
 
 
 def transform(fn: Callable[..., Any] | Report, loops: Iterable[str | int] = (), *,
               target: str = "numba", parallel: bool | None = None,
-              transfers: str = "reduced") -> Variant:
+              transfers: str = "reduced", blocks: Iterable[str | int] = ()) -> Variant:
     """Generate the variant of ``fn`` that offloads ``loops`` to ``target``.
 
     Parameters
@@ -121,6 +168,12 @@ def transform(fn: Callable[..., Any] | Report, loops: Iterable[str | int] = (), 
     transfers : {"reduced", "naive"}
         cuda only: arrays kept on the device across a region of offloaded nests (copied in
         once, out once), or copied around every launch; ``variant.transfers`` counts them.
+    blocks : iterable of str or int
+        numba only: function blocks (``report.blocks`` ids ``"B1"``, or the id of the nest)
+        whose nest is replaced by its NumPy/BLAS statement (``C[:, :] += A @ B``, ``s +=
+        np.dot(x, y)``; ``+=`` and ``=`` kept as in the loops); the rest of the function stays
+        loops under the same ``njit`` (float arrays: numba's ``@`` has no integer version).
+        A loop inside a chosen block cannot be in ``loops``.
 
     Returns
     -------
@@ -133,6 +186,7 @@ def transform(fn: Callable[..., Any] | Report, loops: Iterable[str | int] = (), 
         raise InvalidInputError(f"offload.transform: target must be one of {TARGETS}; "
                                 f"got {target!r}.")
     chosen = _check_loops(report, loops, target)
+    chosen_blocks = _check_blocks(report, blocks, chosen, target)
     ns = dict(report.source.namespace)
     if target == "cuda":
         from .gpu import Transfers, cuda_source
@@ -144,7 +198,8 @@ def transform(fn: Callable[..., Any] | Report, loops: Iterable[str | int] = (), 
         return Variant(report.name, "cuda", chosen, cuda_source(report, chosen, transfers), ns,
                        counter)
     return Variant(report.name, "numba", chosen,
-                   numba_source(report, chosen, parallel=parallel), ns)
+                   numba_source(report, chosen, parallel=parallel, blocks=chosen_blocks), ns,
+                   blocks=chosen_blocks)
 
 
 def wrap_like(original: Callable[..., Any], impl: Callable[..., Any]) -> Callable[..., Any]:

@@ -39,6 +39,10 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     #: medians of the confirmation round (gene or "auto" → seconds), measured back to back
     confirmed: dict[Any, float] = field(default_factory=dict)
+    #: function blocks replaced by library calls in every candidate (numba), and each tried
+    #: block set's measurement (tried before the loop search)
+    blocks: tuple[str, ...] = ()
+    block_trials: dict[tuple[str, ...], Measurement] = field(default_factory=dict)
 
     @property
     def loops(self) -> list[str]:
@@ -63,7 +67,8 @@ class Plan:
 
     def variant(self) -> Variant:
         if self.best not in self.variants:
-            self.variants[self.best] = transform(self.report, self.loops, target=self.target)
+            self.variants[self.best] = transform(self.report, self.loops, target=self.target,
+                                                 blocks=self.blocks)
         return self.variants[self.best]
 
     def compile(self) -> Callable[..., Any]:
@@ -85,9 +90,14 @@ class Plan:
         import pandas as pd
 
         rows = []
+        in_block = {k: self.report.block(b) for b in self.blocks
+                    for k in self.report.block(b).loops}
         for lp in self.report.loops:
             kind = "prange" if self.target == "numba" else "kernel"
             dest = f"{self.target} {kind}" if lp.id in self.loops else "host"
+            if lp.id in in_block:
+                b = in_block[lp.id]
+                dest = f"block {b.id} ({b.pattern}: {b.call})"
             rows.append({"loop": lp.id, "line": lp.line, "nest": "  " * lp.depth + lp.var,
                          "verdict": lp.verdict, "destination": dest})
         return pd.DataFrame(rows).set_index("loop")
@@ -97,8 +107,9 @@ class Plan:
         import pandas as pd
 
         base = self.measurements[(0,) * len(self.genes)].time_s
+        zero = f"(blocks {'+'.join(self.blocks)})" if self.blocks else "(serial)"
         rows = [{"loops": "+".join(g for g, b in zip(self.genes, gene, strict=True) if b)
-                 or "(serial)", "time_s": m.time_s, "speedup": base / m.time_s
+                 or zero, "time_s": m.time_s, "speedup": base / m.time_s
                  if m.times_s else 0.0, "status": m.status, "error": m.error}
                 for gene, m in self.measurements.items()]
         return pd.DataFrame(rows).sort_values("time_s").reset_index(drop=True)
@@ -114,8 +125,14 @@ class Plan:
             moved = (f"; transfers {nv['copies']} copies / {nv['bytes']} B per-launch → "
                      f"{rd['copies']} / {rd['bytes']} B reduced")
         notes = "".join(f"\nnote: {n}" for n in self.notes)
+        blk = f", replace function blocks {', '.join(self.blocks)}" if self.blocks else ""
+        if self.block_trials:
+            tried = ", ".join(f"{'+'.join(bs)} {m.time_s * 1e3:.3g} ms ({m.status})"
+                              for bs, m in self.block_trials.items())
+            kept = "+".join(self.blocks) or "none kept"
+            notes = f"; function blocks tried first: {tried}; replaced: {kept}" + notes
         return (f"offload.search({self.report.name}, target={self.target}): offload "
-                f"{', '.join(self.loops) or 'nothing'}; {self.time_s * 1e3:.3g} ms vs serial "
+                f"{', '.join(self.loops) or 'nothing'}{blk}; {self.time_s * 1e3:.3g} ms vs serial "
                 f"njit {self.serial_s * 1e3:.3g} ms ({self.speedup:.2f}×), njit(parallel=True) "
                 f"auto {self.auto_s * 1e3:.3g} ms; verified={self.verified}; GA best "
                 f"{self.ga.fitness:.2f}× after {self.ga.evaluations} evaluations{ex}{thr}"

@@ -92,7 +92,8 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
            mutation_rate: float | None = None, repeats: int = 3, warmup: int = 1,
            timeout_factor: float = 20.0, exhaustive: bool | None = None, seed: int = 0,
            reference: str = "python", thread_tolerance: float = 0.1, confirm: int = 3,
-           resume: Plan | None = None, progress: bool = True, client: Any = None) -> Plan:
+           resume: Plan | None = None, progress: bool = True, client: Any = None,
+           function_blocks: bool = True) -> Plan:
     """Search which loops of ``fn`` to offload, by GA on measured and verified run times.
 
     Parameters
@@ -138,6 +139,11 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         this cluster (:mod:`hetlab.offload.remote`); a candidate lost with a dead worker is
         rescheduled by Dask or scores zero. The confirmation round and the thread sweep run
         in this process.
+    function_blocks : bool
+        numba: first try replacing the function blocks ``analyze`` found (matmul, dot, …) by
+        their NumPy call, one candidate per block set; the fastest verified set is kept when
+        it beats the serial njit, and the GA then searches the loops outside it
+        (``plan.blocks``, ``plan.block_trials``). False: loops only.
 
     Returns
     -------
@@ -169,6 +175,9 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         auto = measure(auto_v.compile(), args, expected, repeats=repeats, warmup=warmup)
     plans: dict[str, Plan] = {}
     notes: list[str] = []
+    blocks, trials = _try_blocks(report, args, expected, serial, repeats, warmup,
+                                 resume.alternatives.get("numba") if resume else None) \
+        if "numba" in targets and function_blocks else ((), {})
     for target in sorted(dict.fromkeys(targets), key=ORDER.index):
         if target == "cuda":
             from .gpu import cuda_ready
@@ -183,7 +192,9 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
             report, args, expected, target, serial, serial_v, (auto_v, auto.time_s), opts,
             exhaustive=exhaustive, repeats=repeats, warmup=warmup, confirm=confirm,
             timeout_s=serial.time_s * timeout_factor + 1.0, progress=progress,
-            thread_tolerance=thread_tolerance, resume=prior.get(target), client=client)
+            thread_tolerance=thread_tolerance, resume=prior.get(target), client=client,
+            blocks=blocks if target == "numba" else (),
+            block_trials=trials if target == "numba" else {})
     if not plans:
         raise HetlabError(f"offload.search: no target can run here ({'; '.join(notes)}).")
     best = max(plans.values(), key=lambda p: p.speedup)
@@ -197,17 +208,21 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: str,
                    opts: dict[str, Any], *, exhaustive: bool | None, repeats: int, warmup: int,
                    confirm: int,
                    timeout_s: float, progress: bool, thread_tolerance: float,
-                   resume: Plan | None, client: Any = None) -> Plan:
+                   resume: Plan | None, client: Any = None, blocks: tuple[str, ...] = (),
+                   block_trials: dict[tuple[str, ...], Measurement] | None = None) -> Plan:
     if target == "cuda":
         from .gpu import gpu_loops
 
         genes = gpu_loops(report)
     else:
-        genes = [lp.id for lp in report.parallelizable]
+        inside = {k for b in blocks for k in report.block(b).loops}
+        genes = [lp.id for lp in report.parallelizable if lp.id not in inside]
     n = len(genes)
     zero = (0,) * n
-    variants: dict[tuple[int, ...], Variant] = {zero: serial_v}
-    measured: dict[tuple[int, ...], Measurement] = {zero: serial}
+    base_v, base_m = (serial_v, serial) if not blocks else \
+        (transform(report, blocks=blocks), (block_trials or {})[blocks])
+    variants: dict[tuple[int, ...], Variant] = {zero: base_v}
+    measured: dict[tuple[int, ...], Measurement] = {zero: base_m}
     if resume is not None:
         variants.update(resume.variants)
         measured.update(resume.measurements)
@@ -216,7 +231,7 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: str,
     def variant(gene: tuple[int, ...]) -> Variant:
         if gene not in variants:
             chosen = [g for g, b in zip(genes, gene, strict=True) if b]
-            variants[gene] = transform(report, chosen, target=target)
+            variants[gene] = transform(report, chosen, target=target, blocks=blocks)
         return variants[gene]
 
     def run(gene: tuple[int, ...]) -> Measurement:
@@ -258,20 +273,50 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: str,
     if confirm > 0:
         top = sorted((g for g, f in final.cache.items() if f > 0 and g != zero),
                      key=lambda g: final.cache[g], reverse=True)[:confirm]
-        contenders: dict[Any, tuple[Callable[..., Any], Any]] = {
-            g: (variants[g].compile(), sync) for g in [zero, *top]}
+        contenders: dict[Any, tuple[Callable[..., Any], Any]] = {}
+        if blocks:  # the baseline stays the original's serial njit
+            contenders["serial"] = (serial_v.compile(), None)
+        contenders.update({g: (variants[g].compile(), sync) for g in [zero, *top]})
         contenders["auto"] = (auto[0].compile(), None)
         confirmed = _confirm(contenders, args, repeats)
         best = min([zero, *top], key=lambda g: confirmed.get(g, math.inf))
-        serial_s, auto_s = confirmed[zero], confirmed["auto"]
+        serial_s, auto_s = confirmed.get("serial", confirmed[zero]), confirmed["auto"]
     plan = Plan(report, target, genes, best, measured, serial_s, auto_s, ga, ex,
-                variants=variants, confirmed=confirmed)
+                variants=variants, confirmed=confirmed, blocks=blocks,
+                block_trials=dict(block_trials or {}))
     if any(best) and target == "numba":
         plan.threads, plan.thread_choice = _thread_sweep(variants[best], args, expected,
                                                          repeats, thread_tolerance)
     if any(best) and target == "cuda":
         plan.transfers = _count_transfers(report, plan.loops, args)
     return plan
+
+
+def _block_sets(report: Report, most: int = 8) -> list[tuple[str, ...]]:
+    """Candidate block sets: all blocks together, then each block alone (when several)."""
+    ids = tuple(b.id for b in report.blocks)
+    sets = [ids] if ids else []
+    if len(ids) > 1:
+        sets += [(b,) for b in ids]
+    return sets[:most]
+
+
+def _try_blocks(report: Report, args: tuple, expected: tuple, serial: Measurement,
+                repeats: int, warmup: int, resume: Plan | None
+                ) -> tuple[tuple[str, ...], dict[tuple[str, ...], Measurement]]:
+    """Function blocks first (Yamato 2020/2024): measure the njit variant of each candidate
+    block set; keep the fastest verified one when it beats the serial njit."""
+    if resume is not None and resume.block_trials:
+        return resume.blocks, dict(resume.block_trials)
+    trials: dict[tuple[str, ...], Measurement] = {}
+    for bs in _block_sets(report):
+        trials[bs] = measure(transform(report, blocks=bs).compile(), args, expected,
+                             repeats=repeats, warmup=warmup)
+    good = [bs for bs, m in trials.items() if m.verified and m.times_s]
+    best = min(good, key=lambda bs: trials[bs].time_s, default=())
+    if best and trials[best].time_s < serial.time_s:
+        return best, trials
+    return (), trials
 
 
 def _confirm(contenders: dict[Any, tuple[Callable[..., Any], Any]], args: tuple,
