@@ -11,51 +11,22 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from hetlab.kernels.pointcloud import reference
+from tests.cudasim import nvvm_or_skip, run_cases_under_simulator
 
-ROOT = Path(__file__).resolve().parent.parent
 CASES = Path(__file__).with_name("_cudasim_cases.py")
 
 
 def test_kernels_under_cuda_simulator():
-    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=path)
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfEs", str(CASES)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900,
-    )
-    report = proc.stdout[-6000:] + proc.stderr[-2000:]
-    assert proc.returncode == 0, report
-    last = proc.stdout.strip().splitlines()[-1]
-    assert "passed" in last and "failed" not in last and "skipped" not in last, report
+    run_cases_under_simulator(CASES)
 
 
 # --- PTX compile check -------------------------------------------------------------------
-
-
-def _nvvm_or_skip():
-    """Compile a trivial kernel; skip (with NVVM's reason) when no toolkit is usable."""
-    from numba import config, cuda, types
-
-    if config.ENABLE_CUDASIM:
-        pytest.skip("the CUDA simulator is enabled in this process: nothing to compile")
-
-    def probe(a):
-        a[0] = 1.0
-
-    try:
-        cuda.compile_ptx(probe, (types.float32[::1],), cc=(9, 0))
-    except Exception as exc:  # NvvmSupportError, missing libdevice, …
-        pytest.skip(f"no usable CUDA toolkit (libNVVM) to compile PTX: {exc}".strip()[:300])
-    return cuda, types
 
 
 def _signatures(dtype):
@@ -79,7 +50,7 @@ def _signatures(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
 def test_kernels_compile_for_sm90_without_fma(dtype):
-    cuda, _ = _nvvm_or_skip()
+    cuda, _ = nvvm_or_skip()
     width = "f32" if dtype == np.float32 else "f64"
     for name, (kernel, sig) in _signatures(dtype).items():
         ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=(9, 0))
@@ -91,7 +62,7 @@ def test_kernels_compile_for_sm90_without_fma(dtype):
 def test_fma_check_can_fail():
     """The same distance expression with plain ``*`` is contracted to FMA by NVVM: the check
     above would see it."""
-    cuda, types = _nvvm_or_skip()
+    cuda, types = nvvm_or_skip()
 
     def plain(points, out):
         i = cuda.grid(1)

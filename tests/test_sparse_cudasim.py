@@ -4,29 +4,18 @@ against the numpy reference under Numba's CUDA simulator, in a subprocess
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.cudasim import nvvm_or_skip, run_cases_under_simulator
+
 CASES = Path(__file__).with_name("_cudasim_sparse_cases.py")
 
 
 def test_sparse_kernels_under_cuda_simulator():
-    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=path)
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfEs", str(CASES)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900,
-    )
-    report = proc.stdout[-6000:] + proc.stderr[-2000:]
-    assert proc.returncode == 0, report
-    last = proc.stdout.strip().splitlines()[-1]
-    assert "passed" in last and "failed" not in last and "skipped" not in last, report
+    run_cases_under_simulator(CASES)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
@@ -34,15 +23,7 @@ def test_sparse_kernels_under_cuda_simulator():
 def test_kernels_compile_to_ptx_for_sm90(dtype, index):
     """The kernels compile for an H100-class GPU (sm_90) here, without a driver; skipped with
     the reason when no CUDA toolkit (libNVVM) is usable."""
-    from numba import cuda, types
-
-    def probe(a):
-        a[0] = 1.0
-
-    try:
-        cuda.compile_ptx(probe, (types.float32[::1],), cc=(9, 0))
-    except Exception as exc:  # NvvmSupportError, missing libdevice, …
-        pytest.skip(f"no usable CUDA toolkit (libNVVM) to compile PTX: {exc}".strip()[:300])
+    cuda, types = nvvm_or_skip()
     from hetlab.kernels.sparse import _cuda_kernels as ck
 
     f = types.float32 if dtype == np.float32 else types.float64
