@@ -29,7 +29,7 @@ from .core.registry import get_backend, get_impl, get_kernel
 from .core.spec import KernelSpec
 from .errors import BackendUnavailable, KernelNotSupported
 
-__all__ = ["ModeledRun", "UnitResult", "measure_unit", "case_for"]
+__all__ = ["ModeledRun", "UnitResult", "measure_unit", "case_args", "case_for"]
 
 
 @dataclass(frozen=True)
@@ -75,12 +75,18 @@ def _worker_name() -> str:
 
 
 @functools.lru_cache(maxsize=4)
-def case_for(kernel: str, size: int, seed: int) -> tuple[dict[str, Any], Any]:
-    """Validated host arguments and the reference result of a generated case (cached)."""
+def case_args(kernel: str, size: int, seed: int) -> dict[str, Any]:
+    """Validated host arguments of a generated case (cached; seeded by ``[seed, size]``)."""
     spec = get_kernel(kernel)
     rng = np.random.default_rng([seed, size])
-    validated = spec.validate(**spec.make_case(size, rng))
-    return validated, spec.reference(**validated)
+    return spec.validate(**spec.make_case(size, rng))
+
+
+@functools.lru_cache(maxsize=4)
+def case_for(kernel: str, size: int, seed: int) -> tuple[dict[str, Any], Any]:
+    """Validated host arguments and the reference result of a generated case (cached)."""
+    validated = case_args(kernel, size, seed)
+    return validated, get_kernel(kernel).reference(**validated)
 
 
 def _timed(fn: Callable[[], Any], sync: Callable[[], None]) -> tuple[Any, float]:

@@ -74,7 +74,7 @@ def _versions() -> dict[str, str]:
 def to_dataset(spec: KernelSpec, units: Sequence[Any], devices: Sequence[str],
                sizes: Sequence[int], *, repeats: int, warmup: int, seed: int) -> xr.Dataset:
     """Assemble :class:`~hetlab.bench.UnitResult` objects into a comparison Dataset."""
-    from .bench import case_for
+    from .bench import case_args
 
     nd, ns = len(devices), len(sizes)
     di = {d: i for i, d in enumerate(devices)}
@@ -97,7 +97,9 @@ def to_dataset(spec: KernelSpec, units: Sequence[Any], devices: Sequence[str],
         host[i, j], worker[i, j] = u.host, u.worker
         if u.source != "skipped":
             source[i] = u.source
-    costs = [spec.cost(case_for(spec.name, s, seed)[0]) for s in sizes]
+    # the cost model needs the case's arguments only, not its reference result (on a cluster
+    # the references were computed by the workers)
+    costs = [spec.cost(case_args(spec.name, s, seed)) for s in sizes]
     infos = [_device_info(d) for d in devices]
     dims2 = ("device", "size")
     ds = xr.Dataset(

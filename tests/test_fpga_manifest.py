@@ -13,7 +13,6 @@ from hetlab.fpga import load_manifest
 from hetlab.fpga.manifest import evaluate, overlay_names
 
 M = load_manifest("fps")
-BUILD = M.root / "build"
 HLS = (M.root / "hls" / "fps.cpp").read_text()
 HEADER = (M.root / "hls" / "fps.h").read_text()
 
