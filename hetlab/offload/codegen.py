@@ -64,21 +64,28 @@ class Variant:
 
 def _check_loops(report: Report, loops: Iterable[str | int],
                  target: str = "numba") -> tuple[str, ...]:
+    gpu = None
+    if target == "cuda":
+        from .atomics import gpu_offloadable
+
+        gpu = gpu_offloadable(report)
     chosen = []
     for key in loops:
         try:
             lp = report.loop(key)
         except KeyError as exc:
             raise InvalidInputError(str(exc.args[0])) from None
-        if not lp.parallelizable:
+        if gpu is not None and lp.id not in gpu:
+            ok = ", ".join(gpu) or "none"
+            raise InvalidInputError(
+                f"offload.transform: loop {lp.id} ({lp.var}, line {lp.line}) is {lp.verdict} "
+                f"({lp.why}); the cuda target offloads parallel loops, +/min/max reductions "
+                f"and atomic array updates; offloadable loops: {ok}.")
+        if gpu is None and not lp.parallelizable:
             ok = ", ".join(x.id for x in report.parallelizable) or "none"
             raise InvalidInputError(
                 f"offload.transform: loop {lp.id} ({lp.var}, line {lp.line}) is {lp.verdict} "
                 f"({lp.why}); parallelizable loops: {ok}.")
-        if target == "cuda" and lp.verdict != "parallel":
-            raise InvalidInputError(
-                f"offload.transform: loop {lp.id} ({lp.var}) is a reduction; the cuda target "
-                "offloads parallel loops only (reductions need atomics).")
         chosen.append(lp.id)
     return tuple(sorted(set(chosen), key=lambda k: int(k[1:])))
 

@@ -2,7 +2,11 @@
 
 Each chosen loop not inside another chosen loop becomes a kernel: one thread per iteration
 (a 2-D grid when the loop's whole body is a second chosen loop whose bounds do not depend on
-the first); inner loops run inside the thread. The rest of the function stays Python on the
+the first); inner loops run inside the thread. Reductions (``s += …``, min/max) and
+array-element updates (``h[b] += 1``) run with atomics (:mod:`hetlab.offload.atomics`); a
+reduction scalar lives in a 1-element device array for the launch. Chosen function blocks
+(matmul, dot, …) become CuPy calls on the device arrays (:mod:`hetlab.offload.gpu_blocks`),
+inside the same transfer plan. The rest of the function stays Python on the
 host and launches the kernels. On a machine with a GPU the arrays are CuPy arrays (numba.cuda
 kernels take them through ``__cuda_array_interface__``); with ``NUMBA_ENABLE_CUDASIM=1`` the
 same code runs in numba's CUDA simulator on NumPy arrays.
@@ -23,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .analysis import Report
+from .atomics import Atomics, atomic_plan, gpu_offloadable, rewrite_kernel_body
 from .codegen import for_nodes
 
 __all__ = ["Transfers", "cuda_source", "cuda_ready", "gpu_loops"]
@@ -43,12 +48,19 @@ def cuda_ready() -> str | None:
 
 @dataclass
 class Transfers:
-    """Host↔device copies made by a GPU variant: counts and bytes each way."""
+    """Host↔device copies made by a GPU variant: counts and bytes each way.
+
+    ``array_module``: the module whose arrays are the "device" arrays. None (default): CuPy
+    on a GPU, numba's simulated device arrays under ``NUMBA_ENABLE_CUDASIM=1``. ``numpy``:
+    NumPy copies stand in for device arrays (the array-code check of function blocks: it
+    checks the generated code, not the GPU).
+    """
 
     copies_in: int = 0
     copies_out: int = 0
     bytes_in: int = 0
     bytes_out: int = 0
+    array_module: Any = None
 
     def reset(self) -> None:
         self.copies_in = self.copies_out = self.bytes_in = self.bytes_out = 0
@@ -64,6 +76,8 @@ class Transfers:
     def to_device(self, host: Any) -> Any:
         self.copies_in += 1
         self.bytes_in += int(host.nbytes)
+        if self.array_module is not None:
+            return self.array_module.array(host, copy=True)
         if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
             from numba import cuda
 
@@ -75,17 +89,40 @@ class Transfers:
     def to_host(self, dev: Any, host: Any) -> None:
         self.copies_out += 1
         self.bytes_out += int(host.nbytes)
-        if hasattr(dev, "copy_to_host"):
+        if self.array_module is not None:
+            host[...] = dev
+        elif hasattr(dev, "copy_to_host"):
             host[...] = dev.copy_to_host()
         else:
             import cupy
 
             host[...] = cupy.asnumpy(dev)
 
+    def scalar_to_device(self, value: Any) -> Any:
+        """A reduction scalar as a 1-element device array (initialised from the host value)."""
+        import numpy as np
+
+        return self.to_device(np.array([value]))
+
+    def scalar_to_host(self, dev: Any) -> Any:
+        """The reduction's result: element 0 of a 1-element device array, copied back once."""
+        import numpy as np
+
+        host = np.empty(1, dtype=dev.dtype)
+        self.to_host(dev, host)
+        return host[0]
+
+    def to_scalar(self, dev: Any) -> Any:
+        """A 0-d device result (``xp.dot``) as a host scalar: one copy back."""
+        self.copies_out += 1
+        self.bytes_out += int(dev.dtype.itemsize)
+        return dev.item()
+
 
 def gpu_loops(report: Report) -> list[str]:
-    """Loops a kernel can be made of: verdict parallel (reductions need atomics: not here)."""
-    return [lp.id for lp in report.loops if lp.verdict == "parallel"]
+    """Loops a kernel can be made of: parallel loops, ``+``/min/max reductions and loops whose
+    only carried dependences are array-element updates (both run with atomics)."""
+    return list(gpu_offloadable(report))
 
 
 def _loads(node: ast.AST) -> list[str]:
@@ -117,23 +154,32 @@ def _host_uses(node: ast.AST, skip: set[int]) -> set[str]:
 
 class _Kernel:
     def __init__(self, k: int, root: ast.For, inner: ast.For | None, report: Report,
-                 prefix: str) -> None:
+                 prefix: str, ids: dict[int, str]) -> None:
         self.k, self.root, self.inner = k, root, inner
         self.name = f"_hetlab_{prefix}_k{k}"
         nest = inner if inner is not None else root
-        body_mod = ast.Module(body=list(nest.body), type_ignores=[])
+        self.atomics = Atomics()
+        for node in (root, inner):
+            if node is not None:
+                got = atomic_plan(report, ids[id(node)])
+                self.atomics = self.atomics.merge(got or Atomics())
+        self.body = rewrite_kernel_body(nest.body, self.atomics) if self.atomics \
+            else list(nest.body)
+        body_mod = ast.Module(body=self.body, type_ignores=[])
         stores = {n.id for n in ast.walk(body_mod) if isinstance(n, ast.Name)
                   and isinstance(n.ctx, ast.Store)}
         ns = report.source.namespace
         loop_vars = {root.target.id} | ({inner.target.id} if inner else set())  # type: ignore
         self.params = [n for n in _loads(body_mod) if n not in stores | loop_vars | _SKIP
                        and not (n in ns and type(ns[n]).__name__ == "module")]
-        self.arrays = sorted({n.value.id for n in ast.walk(body_mod)
-                              if isinstance(n, (ast.Subscript, ast.Attribute))
-                              and isinstance(n.value, ast.Name)} & set(self.params))
+        self.arrays = sorted(({n.value.id for n in ast.walk(body_mod)
+                               if isinstance(n, (ast.Subscript, ast.Attribute))
+                               and isinstance(n.value, ast.Name)}
+                              | set(self.atomics.arrays)) & set(self.params)
+                             - {f"_r_{s}" for s in self.atomics.scalars})
         self.written = sorted({t.value.id for n in ast.walk(body_mod)
                                for t in _targets(n) if isinstance(t, ast.Subscript)
-                               and isinstance(t.value, ast.Name)})
+                               and isinstance(t.value, ast.Name)} | set(self.atomics.arrays))
 
     def kernel_def(self) -> str:
         loops = [self.root] + ([self.inner] if self.inner else [])
@@ -145,7 +191,7 @@ class _Kernel:
             lines = ["    _g0, _g1 = cuda.grid(2)", "    if _g0 < _n0 and _g1 < _n1:"]
         for d, lp in enumerate(loops):
             lines.append(f"        {lp.target.id} = _lo{d} + _g{d} * {_step(lp)}")  # type: ignore
-        body = ast.unparse(ast.Module(body=(self.inner or self.root).body, type_ignores=[]))
+        body = ast.unparse(ast.Module(body=self.body, type_ignores=[]))
         lines += ["        " + ln for ln in body.splitlines()]
         return head + "\n".join(lines) + "\n"
 
@@ -169,7 +215,9 @@ class _Kernel:
             cfg = (f"[(({sizes[0]} + {_TILE - 1}) // {_TILE}, ({sizes[1]} + {_TILE - 1}) // "
                    f"{_TILE}), ({_TILE}, {_TILE})]")
         body = [f"_t_{a} = _rt.to_device({a})" for a in naive]
+        body += [f"_r_{s} = _rt.scalar_to_device({s})" for s in self.atomics.scalars]
         body.append(f"{self.name}{cfg}({', '.join(call_args)})")
+        body += [f"{s} = _rt.scalar_to_host(_r_{s})" for s in self.atomics.scalars]
         body += [f"_rt.to_host(_t_{a}, {a})" for a in naive if a in self.written]
         src.append(f"if {' > 0 and '.join(sizes)} > 0:")
         src += ["    " + b for b in body]
@@ -219,6 +267,7 @@ def cuda_source(report: Report, chosen: tuple[str, ...], transfers: str = "reduc
     """Source of the CUDA variant offloading the nests rooted at ``chosen`` loops."""
     tree = copy.deepcopy(report.source.tree)
     nodes = {report.loops[k].id: node for k, node in enumerate(for_nodes(tree.body))}
+    ids = {id(node): key for key, node in nodes.items()}
     chosen_nodes = {id(nodes[c]) for c in chosen}
     kernels: list[_Kernel] = []
     parent_of: dict[int, tuple[list[ast.stmt], int]] = {}
@@ -227,7 +276,7 @@ def cuda_source(report: Report, chosen: tuple[str, ...], transfers: str = "reduc
         for i, s in enumerate(stmts):
             if isinstance(s, ast.For) and id(s) in chosen_nodes:
                 kernels.append(_Kernel(len(kernels) + 1, s, _two_d(s, chosen_nodes), report,
-                                       report.name))
+                                       report.name, ids))
                 parent_of[id(s)] = (stmts, i)
                 continue
             for field_ in ("body", "orelse"):
