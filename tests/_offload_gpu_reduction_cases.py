@@ -91,3 +91,28 @@ def test_reduction_scalar_transfers_are_counted_once_per_launch():
     # x, y in; the accumulator in and out (8 bytes each)
     assert v.transfers.copies_in == 3 and v.transfers.copies_out == 1
     assert v.transfers.bytes == 2 * 30 * 8 + 16
+
+
+def mm_then_scale(A, B, C, d):
+    for i in range(A.shape[0]):
+        for j in range(B.shape[1]):
+            for k in range(A.shape[1]):
+                C[i, j] += A[i, k] * B[k, j]
+    for i in range(C.shape[0]):
+        d[i] = 2.0 * C[i, 0]
+
+
+def test_block_and_kernel_share_one_transfer_plan():
+    """A matmul block (NumPy standing in for CuPy: the simulator has no cuBLAS) followed by a
+    kernel reading its result: C stays on the "device" between them."""
+    rng = np.random.default_rng(1)
+    args = (rng.random((6, 5)), rng.random((5, 4)), np.zeros((6, 4)), np.zeros(6))
+    rep = offload.analyze(mm_then_scale)
+    assert [b.pattern for b in rep.blocks] == ["matmul"]
+    w = copy_args(args)
+    want = outputs_of(mm_then_scale(*w), w)
+    v = offload.transform(rep, ["L4"], target="cuda", blocks=["B1"])
+    w = copy_args(args)
+    assert verify(outputs_of(v.compile()(*w), w), want)[0]
+    assert "] += _d_A @ " in v.source and "@cuda.jit" in v.source
+    assert v.transfers.copies_in == 4 and v.transfers.copies_out == 2  # A B C d in; C d out

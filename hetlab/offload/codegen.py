@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import copy
 import functools
+import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,9 +105,6 @@ def _check_blocks(report: Report, blocks: Iterable[str | int], loops: tuple[str,
                 f"offload.transform: loops {', '.join(clash)} are inside function block {b.id} "
                 f"({b.pattern}), which replaces them; choose the block or the loops.")
         chosen.append(b.id)
-    if chosen and target != "numba":
-        raise InvalidInputError("offload.transform: function blocks are generated for the "
-                                f"numba target only; got target={target!r}.")
     return tuple(sorted(set(chosen), key=lambda k: int(k[1:])))
 
 
@@ -154,7 +152,8 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
 
 def transform(fn: Callable[..., Any] | Report, loops: Iterable[str | int] = (), *,
               target: str = "numba", parallel: bool | None = None,
-              transfers: str = "reduced", blocks: Iterable[str | int] = ()) -> Variant:
+              transfers: str = "reduced", blocks: Iterable[str | int] = (),
+              array_module: Any = None) -> Variant:
     """Generate the variant of ``fn`` that offloads ``loops`` to ``target``.
 
     Parameters
@@ -164,9 +163,10 @@ def transform(fn: Callable[..., Any] | Report, loops: Iterable[str | int] = (), 
     loops : iterable of str or int
         Loop ids (``"L2"``) or indices to run in parallel; each must be parallelizable.
         Empty: the serial ``njit`` variant.
-    target : {"numba", "cuda"}
+    target : {"numba", "cuda", "cupy"}
         ``"numba"``: ``njit(parallel=True)`` with ``prange`` on the chosen loops (many-core
-        CPU). ``"cuda"``: a numba.cuda kernel per chosen nest (parallel loops only), launched
+        CPU). ``"cuda"`` (alias ``"cupy"``): a numba.cuda kernel per chosen nest (parallel
+        loops; reductions and array updates with atomics), launched
         from the host Python code on CuPy arrays, or in numba's simulator under
         ``NUMBA_ENABLE_CUDASIM=1`` (see :mod:`hetlab.offload.gpu`).
     parallel : bool, optional
@@ -176,11 +176,20 @@ def transform(fn: Callable[..., Any] | Report, loops: Iterable[str | int] = (), 
         cuda only: arrays kept on the device across a region of offloaded nests (copied in
         once, out once), or copied around every launch; ``variant.transfers`` counts them.
     blocks : iterable of str or int
-        numba only: function blocks (``report.blocks`` ids ``"B1"``, or the id of the nest)
-        whose nest is replaced by its NumPy/BLAS statement (``C[:, :] += A @ B``, ``s +=
-        np.dot(x, y)``; ``+=`` and ``=`` kept as in the loops); the rest of the function stays
-        loops under the same ``njit`` (float arrays: numba's ``@`` has no integer version).
-        A loop inside a chosen block cannot be in ``loops``.
+        Function blocks (``report.blocks`` ids ``"B1"``, or the id of the nest) whose nest is
+        replaced by a library call. numba: its NumPy/BLAS statement (``C[:, :] += A @ B``,
+        ``s += np.dot(x, y)``; ``+=`` and ``=`` kept as in the loops) inside the same
+        ``njit`` (float arrays: numba's ``@`` has no integer version). cuda: the same
+        statement on the device arrays through the array module ``_xp`` (CuPy: cuBLAS for
+        ``@`` and ``dot``), inside the variant's transfer plan
+        (:mod:`hetlab.offload.gpu_blocks`). A loop inside a chosen block cannot be in
+        ``loops``.
+    array_module : module, optional
+        cuda only: the module bound as ``_xp`` and whose arrays stand for device arrays.
+        None: CuPy on a GPU (numba's simulated device arrays under
+        ``NUMBA_ENABLE_CUDASIM=1``; with blocks chosen, NumPy stands in there, since the
+        simulator has no cuBLAS). ``numpy``: the array-code check — the generated code runs
+        on NumPy copies; it checks the code, not the GPU.
 
     Returns
     -------
@@ -189,6 +198,7 @@ def transform(fn: Callable[..., Any] | Report, loops: Iterable[str | int] = (), 
         ``fn``'s signature.
     """
     report = fn if isinstance(fn, Report) else analyze(fn)
+    target = {"cupy": "cuda"}.get(target, target)
     if target not in TARGETS:
         raise InvalidInputError(f"offload.transform: target must be one of {TARGETS}; "
                                 f"got {target!r}.")
@@ -201,12 +211,26 @@ def transform(fn: Callable[..., Any] | Report, loops: Iterable[str | int] = (), 
         if transfers not in ("reduced", "naive"):
             raise InvalidInputError("offload.transform: transfers must be 'reduced' or "
                                     f"'naive'; got {transfers!r}.")
-        ns["_rt"] = counter = Transfers()
-        return Variant(report.name, "cuda", chosen, cuda_source(report, chosen, transfers), ns,
-                       counter)
+        if array_module is None and chosen_blocks \
+                and os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+            import numpy
+
+            array_module = numpy
+        ns["_rt"] = counter = Transfers(array_module=array_module)
+        if chosen_blocks:
+            ns["_xp"] = array_module if array_module is not None else _cupy()
+        return Variant(report.name, "cuda", chosen,
+                       cuda_source(report, chosen, transfers, chosen_blocks), ns, counter,
+                       blocks=chosen_blocks)
     return Variant(report.name, "numba", chosen,
                    numba_source(report, chosen, parallel=parallel, blocks=chosen_blocks), ns,
                    blocks=chosen_blocks)
+
+
+def _cupy() -> Any:
+    import cupy
+
+    return cupy
 
 
 def wrap_like(original: Callable[..., Any], impl: Callable[..., Any]) -> Callable[..., Any]:

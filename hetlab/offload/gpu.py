@@ -263,17 +263,26 @@ def _expand(stmts: list[ast.stmt], sentinel: dict[str, list[ast.stmt]]) -> None:
         k += 1
 
 
-def cuda_source(report: Report, chosen: tuple[str, ...], transfers: str = "reduced") -> str:
-    """Source of the CUDA variant offloading the nests rooted at ``chosen`` loops."""
+def cuda_source(report: Report, chosen: tuple[str, ...], transfers: str = "reduced",
+                blocks: tuple[str, ...] = ()) -> str:
+    """Source of the CUDA variant offloading the nests rooted at ``chosen`` loops, with the
+    function ``blocks`` replaced by array-module (CuPy) calls."""
+    from .gpu_blocks import BlockLaunch
+
     tree = copy.deepcopy(report.source.tree)
     nodes = {report.loops[k].id: node for k, node in enumerate(for_nodes(tree.body))}
     ids = {id(node): key for key, node in nodes.items()}
     chosen_nodes = {id(nodes[c]) for c in chosen}
-    kernels: list[_Kernel] = []
+    block_at = {id(nodes[report.block(b).nest]): report.block(b) for b in blocks}
+    kernels: list[Any] = []
     parent_of: dict[int, tuple[list[ast.stmt], int]] = {}
 
     def collect(stmts: list[ast.stmt]) -> None:
         for i, s in enumerate(stmts):
+            if isinstance(s, ast.For) and id(s) in block_at:
+                kernels.append(BlockLaunch(len(kernels) + 1, s, block_at[id(s)]))
+                parent_of[id(s)] = (stmts, i)
+                continue
             if isinstance(s, ast.For) and id(s) in chosen_nodes:
                 kernels.append(_Kernel(len(kernels) + 1, s, _two_d(s, chosen_nodes), report,
                                        report.name, ids))
@@ -320,6 +329,11 @@ def cuda_source(report: Report, chosen: tuple[str, ...], transfers: str = "reduc
     tree.decorator_list = []
     host_src = ast.unparse(ast.fix_missing_locations(tree))
     desc = ", ".join(chosen) or "none"
-    head = (f"# hetlab.offload: CUDA variant of {report.name}; kernels for {desc}; "
-            f"transfers: {transfers}\nfrom numba import cuda\n\n\n")
-    return head + "\n\n".join(k.kernel_def() for k in kernels) + "\n\n" + host_src + "\n"
+    head = f"# hetlab.offload: CUDA variant of {report.name}; kernels for {desc}; "
+    if blocks:
+        head += "function blocks " + ", ".join(
+            f"{b} ({report.block(b).pattern} at {report.block(b).nest})" for b in blocks) + \
+            " as array-module calls (_xp: cupy on a GPU); "
+    head += f"transfers: {transfers}\nfrom numba import cuda\n\n\n"
+    defs = [d for d in (k.kernel_def() for k in kernels) if d]
+    return head + "\n\n".join(defs) + "\n\n" + host_src + "\n"

@@ -77,7 +77,7 @@ class Plan:
 
     def source(self, target: str | None = None) -> str:
         """The generated source of the chosen variant (or of another searched target's)."""
-        target = target or self.target
+        target = {"cupy": "cuda"}.get(target or self.target, target or self.target)
         if target == self.target:
             return self.variant().source
         if target in self.alternatives:

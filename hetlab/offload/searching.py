@@ -84,6 +84,9 @@ def _thread_sweep(variant: Variant, args: tuple, expected: tuple, repeats: int,
 
 #: destinations in the order the 2020 paper tries them: many-core CPU, then GPU
 ORDER = ("numba", "cuda")
+#: other names accepted for a target: "cupy" is the GPU target (numba.cuda kernels and CuPy
+#: calls on CuPy arrays)
+ALIASES = {"cupy": "cuda"}
 
 
 def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str] = ("numba",),
@@ -153,6 +156,7 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
     """
     report = analyze(fn)
     args = _check_args(report, args)
+    targets = [ALIASES.get(t, t) for t in targets]
     bad = [t for t in targets if t not in TARGETS]
     if bad or not targets:
         raise InvalidInputError(f"offload.search: targets must be among {TARGETS}; "
@@ -179,6 +183,7 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
                                  resume.alternatives.get("numba") if resume else None) \
         if "numba" in targets and function_blocks else ((), {})
     for target in sorted(dict.fromkeys(targets), key=ORDER.index):
+        t_blocks, t_trials = blocks, trials
         if target == "cuda":
             from .gpu import cuda_ready
 
@@ -186,15 +191,22 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
             if why is not None:
                 notes.append(f"cuda: skipped ({why})")
                 continue
+            t_blocks, t_trials = (), {}
             if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
                 notes.append("cuda: times measured in numba's CUDA simulator, not on a GPU")
+                if function_blocks and report.blocks:
+                    notes.append("cuda: function blocks not tried (the simulator has no "
+                                 "cuBLAS; CuPy needs a GPU)")
+            elif function_blocks and report.blocks:
+                t_blocks, t_trials = _try_blocks(
+                    report, args, expected, serial, repeats, warmup,
+                    resume.alternatives.get("cuda") if resume else None, target="cuda")
         plans[target] = _search_target(
             report, args, expected, target, serial, serial_v, (auto_v, auto.time_s), opts,
             exhaustive=exhaustive, repeats=repeats, warmup=warmup, confirm=confirm,
             timeout_s=serial.time_s * timeout_factor + 1.0, progress=progress,
             thread_tolerance=thread_tolerance, resume=prior.get(target), client=client,
-            blocks=blocks if target == "numba" else (),
-            block_trials=trials if target == "numba" else {})
+            blocks=t_blocks, block_trials=t_trials)
     if not plans:
         raise HetlabError(f"offload.search: no target can run here ({'; '.join(notes)}).")
     best = max(plans.values(), key=lambda p: p.speedup)
@@ -210,17 +222,17 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: str,
                    timeout_s: float, progress: bool, thread_tolerance: float,
                    resume: Plan | None, client: Any = None, blocks: tuple[str, ...] = (),
                    block_trials: dict[tuple[str, ...], Measurement] | None = None) -> Plan:
+    inside = {k for b in blocks for k in report.block(b).loops}
     if target == "cuda":
         from .gpu import gpu_loops
 
-        genes = gpu_loops(report)
+        genes = [k for k in gpu_loops(report) if k not in inside]
     else:
-        inside = {k for b in blocks for k in report.block(b).loops}
         genes = [lp.id for lp in report.parallelizable if lp.id not in inside]
     n = len(genes)
     zero = (0,) * n
     base_v, base_m = (serial_v, serial) if not blocks else \
-        (transform(report, blocks=blocks), (block_trials or {})[blocks])
+        (transform(report, blocks=blocks, target=target), (block_trials or {})[blocks])
     variants: dict[tuple[int, ...], Variant] = {zero: base_v}
     measured: dict[tuple[int, ...], Measurement] = {zero: base_m}
     if resume is not None:
@@ -302,16 +314,18 @@ def _block_sets(report: Report, most: int = 8) -> list[tuple[str, ...]]:
 
 
 def _try_blocks(report: Report, args: tuple, expected: tuple, serial: Measurement,
-                repeats: int, warmup: int, resume: Plan | None
+                repeats: int, warmup: int, resume: Plan | None, target: str = "numba"
                 ) -> tuple[tuple[str, ...], dict[tuple[str, ...], Measurement]]:
-    """Function blocks first (Yamato 2020/2024): measure the njit variant of each candidate
-    block set; keep the fastest verified one when it beats the serial njit."""
+    """Function blocks first (Yamato 2020/2024): measure the variant of each candidate block
+    set (numba: NumPy/BLAS in the serial njit; cuda: CuPy/cuBLAS calls on device arrays);
+    keep the fastest verified one when it beats the serial njit."""
     if resume is not None and resume.block_trials:
         return resume.blocks, dict(resume.block_trials)
     trials: dict[tuple[str, ...], Measurement] = {}
+    sync = _cuda_sync if target == "cuda" else None
     for bs in _block_sets(report):
-        trials[bs] = measure(transform(report, blocks=bs).compile(), args, expected,
-                             repeats=repeats, warmup=warmup)
+        trials[bs] = measure(transform(report, blocks=bs, target=target).compile(), args,
+                             expected, repeats=repeats, warmup=warmup, sync=sync)
     good = [bs for bs, m in trials.items() if m.verified and m.times_s]
     best = min(good, key=lambda bs: trials[bs].time_s, default=())
     if best and trials[best].time_s < serial.time_s:
