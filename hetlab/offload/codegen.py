@@ -122,9 +122,11 @@ def _replace(stmts: list[ast.stmt], old: ast.stmt, new: list[ast.stmt]) -> bool:
 
 
 def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | None = None,
-                 header: str = "", blocks: tuple[str, ...] = ()) -> str:
+                 header: str = "", blocks: tuple[str, ...] = (),
+                 replace: dict[str, str] | None = None) -> str:
     """Source of the numba variant: ``prange`` on ``chosen``, ``blocks`` replaced by their
-    NumPy call, decorated ``@njit``."""
+    NumPy call, the nests rooted at ``replace``'s loop ids replaced by its statements (the
+    FPGA host code), decorated ``@njit``."""
     tree = copy.deepcopy(report.source.tree)
     ids = {report.loops[k].id: node for k, node in enumerate(for_nodes(tree.body))}
     for key in chosen:
@@ -136,6 +138,8 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
         call = ast.parse(b.call).body
         if not _replace(tree.body, ids[b.nest], call):  # pragma: no cover - ids come from tree
             raise AssertionError(f"block {b.id}: nest {b.nest} not found")
+    for key, text in (replace or {}).items():
+        _replace(tree.body, ids[key], ast.parse(text).body)
     par = bool(chosen) if parallel is None else parallel
     tree.decorator_list = [ast.Call(ast.Name("njit", ast.Load()), [],
                                     [ast.keyword("parallel", ast.Constant(par))])]

@@ -73,6 +73,8 @@ class Measurement:
     first_call_s: float = math.nan
     error: float = math.nan
     verified: bool = False
+    #: "measured", or "modeled" (FPGA candidates: host part measured, kernels modeled)
+    source: str = "measured"
 
     @property
     def time_s(self) -> float:
