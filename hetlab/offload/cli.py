@@ -1,4 +1,5 @@
-"""``hetlab offload path/to/file.py:function --targets numba``: analyze, search, print the plan.
+"""``hetlab offload path/to/file.py:function --targets numba,cupy,fpga``: analyze, search, print
+the plan (and, with several targets, what each destination did per nest).
 
 The arguments come from a function in the same file returning the argument tuple, by default
 ``args_<function>`` (``--args NAME`` to name another one).
@@ -54,12 +55,24 @@ def _cmd_offload(args: argparse.Namespace) -> int:
     if not isinstance(call_args, tuple):
         call_args = (call_args,)
     plan = search(fn, call_args, targets=args.targets, budget=args.budget, seed=args.seed,
-                  repeats=args.repeats, reference=args.reference, progress=not args.quiet)
+                  repeats=args.repeats, reference=args.reference, progress=not args.quiet,
+                  fpga_threshold=args.fpga_threshold, board=args.board)
     print()
     print(repr(plan))
+    if len(args.targets) > 1 or "fpga" in args.targets:
+        import pandas as pd
+
+        print()
+        print("destinations per nest (CPU, then GPU, then FPGA; fpga_s is MODELED):")
+        with pd.option_context("display.width", 200, "display.max_colwidth", 80):
+            print(plan.destinations().to_string())
     if args.show_source:
         print()
         print(plan.source(plan.target))
+        if "fpga" in args.targets and plan.target != "fpga" and plan.fpga is not None \
+                and plan.fpga.kernels:
+            print()
+            print(plan.source("fpga"))
     return 0 if plan.verified else 1
 
 
@@ -68,7 +81,11 @@ def register_offload_cli(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser("offload", help="find loops worth offloading and search a plan")
     p.add_argument("target", help="path/to/file.py:function")
     p.add_argument("--targets", type=lambda t: [v.strip() for v in t.split(",") if v.strip()],
-                   default=["numba"], help="destinations, e.g. numba")
+                   default=["numba"], help="destinations, e.g. numba,cupy,fpga (tried in "
+                   "that order; fpga times are modeled)")
+    p.add_argument("--fpga-threshold", type=float, default=2.0,
+                   help="arithmetic intensity (flop/B) from which a nest is an FPGA candidate")
+    p.add_argument("--board", default=None, help="modeled FPGA board: pynq-z2 or kv260")
     p.add_argument("--args", default=None,
                    help="function in the same file returning the argument tuple "
                         "(default args_<function>)")

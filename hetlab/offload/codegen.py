@@ -23,7 +23,7 @@ from .analysis import Report, analyze
 __all__ = ["Variant", "transform", "for_nodes", "TARGETS"]
 
 #: destinations a variant can be generated for
-TARGETS = ("numba", "cuda")
+TARGETS = ("numba", "cuda", "fpga")
 
 
 def for_nodes(stmts: list[ast.stmt]) -> Iterator[ast.For]:
@@ -157,7 +157,8 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
 def transform(fn: Callable[..., Any] | Report, loops: Iterable[str | int] = (), *,
               target: str = "numba", parallel: bool | None = None,
               transfers: str = "reduced", blocks: Iterable[str | int] = (),
-              array_module: Any = None) -> Variant:
+              array_module: Any = None, args: Any = None, unroll: int | dict[str, int] = 1,
+              board: str | None = None) -> Variant:
     """Generate the variant of ``fn`` that offloads ``loops`` to ``target``.
 
     Parameters
@@ -167,12 +168,16 @@ def transform(fn: Callable[..., Any] | Report, loops: Iterable[str | int] = (), 
     loops : iterable of str or int
         Loop ids (``"L2"``) or indices to run in parallel; each must be parallelizable.
         Empty: the serial ``njit`` variant.
-    target : {"numba", "cuda", "cupy"}
+    target : {"numba", "cuda", "cupy", "fpga"}
         ``"numba"``: ``njit(parallel=True)`` with ``prange`` on the chosen loops (many-core
         CPU). ``"cuda"`` (alias ``"cupy"``): a numba.cuda kernel per chosen nest (parallel
         loops; reductions and array updates with atomics), launched
         from the host Python code on CuPy arrays, or in numba's simulator under
-        ``NUMBA_ENABLE_CUDASIM=1`` (see :mod:`hetlab.offload.gpu`).
+        ``NUMBA_ENABLE_CUDASIM=1`` (see :mod:`hetlab.offload.gpu`). ``"fpga"``: ``loops``
+        are nest roots (outermost parallelizable loops); each nest becomes a Vitis-HLS-style
+        C++ kernel run through the emulator's C-simulation from an ``njit`` host, its time
+        modeled (:mod:`hetlab.offload.fpga`); ``variant.source`` is the C++,
+        ``variant.host_source`` the host code, ``variant.models()`` the modeled times.
     parallel : bool, optional
         numba only: force ``parallel=`` (``True`` with no loops gives numba's own automatic
         parallelization, a baseline).
@@ -188,6 +193,14 @@ def transform(fn: Callable[..., Any] | Report, loops: Iterable[str | int] = (), 
         ``@`` and ``dot``), inside the variant's transfer plan
         (:mod:`hetlab.offload.gpu_blocks`). A loop inside a chosen block cannot be in
         ``loops``.
+    args : tuple, optional
+        fpga only (required): arguments the kernels are generated for (dtypes, sizes).
+    unroll : int or dict, default 1
+        fpga only: ``UNROLL`` factor of the innermost parallel loop, for every nest or per
+        nest root id.
+    board : str, optional
+        fpga only: the board whose figures the timing model uses (default
+        ``$HETLAB_FPGA_BOARD`` or pynq-z2).
     array_module : module, optional
         cuda only: the module bound as ``_xp`` and whose arrays stand for device arrays.
         None: CuPy on a GPU (numba's simulated device arrays under
@@ -206,6 +219,9 @@ def transform(fn: Callable[..., Any] | Report, loops: Iterable[str | int] = (), 
     if target not in TARGETS:
         raise InvalidInputError(f"offload.transform: target must be one of {TARGETS}; "
                                 f"got {target!r}.")
+    if target == "fpga":
+        return _fpga(report, loops, args, unroll, board, _check_blocks(report, blocks, (),
+                                                                      target))
     chosen = _check_loops(report, loops, target)
     chosen_blocks = _check_blocks(report, blocks, chosen, target)
     ns = dict(report.source.namespace)
@@ -229,6 +245,36 @@ def transform(fn: Callable[..., Any] | Report, loops: Iterable[str | int] = (), 
     return Variant(report.name, "numba", chosen,
                    numba_source(report, chosen, parallel=parallel, blocks=chosen_blocks), ns,
                    blocks=chosen_blocks)
+
+
+def _fpga(report: Report, loops: Iterable[str | int], args: Any,
+          unroll: int | dict[str, int], board: str | None, blocks: tuple[str, ...]) -> Variant:
+    from ..fpga.kernels import default_board
+    from .fpga import fpga_variant
+    from .fpga_nests import find_nests
+
+    if not isinstance(args, (tuple, list)):
+        raise InvalidInputError("offload.transform: target='fpga' needs args=, the arguments "
+                                "the kernels are generated for (dtypes, sizes); got "
+                                f"{type(args).__name__}.")
+    nests = {n.root: n for n in find_nests(report, tuple(args), threshold=0.0)}
+    chosen = []
+    for key in loops:
+        try:
+            lp = report.loop(key)
+        except KeyError as exc:
+            raise InvalidInputError(str(exc.args[0])) from None
+        if lp.id not in nests:
+            raise InvalidInputError(
+                f"offload.transform: loop {lp.id} ({lp.var}) must be the root of a nest "
+                f"(an outermost parallelizable loop) for the fpga target; roots: "
+                f"{', '.join(nests) or 'none'}.")
+        if not nests[lp.id].candidate:
+            raise InvalidInputError(f"offload.transform: nest {lp.id} cannot be an FPGA "
+                                    f"kernel: {nests[lp.id].why}.")
+        chosen.append(nests[lp.id])
+    factors = unroll if isinstance(unroll, dict) else {n.root: unroll for n in chosen}
+    return fpga_variant(report, chosen, factors, blocks=blocks, board=board or default_board())
 
 
 def _cupy() -> Any:

@@ -46,6 +46,10 @@ class FpgaTrial:
     models: dict[str, Any] = field(default_factory=dict)
     #: nest root → "fpga kernel, unroll U" or why it was not run
     outcome: dict[str, str] = field(default_factory=dict)
+    #: the HLS C++ of every candidate nest tried (its best unroll factor), chosen or not
+    kernels: str = ""
+    #: nest root → modeled time of one kernel call at its best unroll factor (ModeledTime)
+    tried_models: dict[str, Any] = field(default_factory=dict)
 
 
 def _decode(gene: tuple[int, ...], layout: list[tuple[Nest, int]]) -> dict[str, int]:
@@ -145,6 +149,16 @@ def fpga_step(report: Report, args: tuple, expected: tuple, serial: Measurement,
     best_on = _decode(trial.best, layout)
     if trial.best in trial.variants:
         trial.models = trial.variants[trial.best].models()
+    ids, verdicts = _ids(report), _verdicts(report)
+    texts = []
+    for n in cands:
+        ok = {g: m for g, m in trial.measurements.items()
+              if _decode(g, layout).get(n.root) and m.verified and m.times_s}
+        g = min(ok, key=lambda g: ok[g].time_s) if ok else None
+        u = _decode(g, layout)[n.root] if g is not None else 1
+        texts.append(kernel_source(report.name, n, ids, verdicts, u))
+        trial.tried_models[n.root] = model_nest(report, n, u, board)
+    trial.kernels = "\n".join(texts)
     for n in cands:
         if n.root in best_on:
             trial.outcome[n.root] = f"fpga kernel, unroll {best_on[n.root]} (modeled)"
@@ -214,3 +228,45 @@ def _measure(v: FpgaVariant, args: tuple, expected: tuple, repeats: int, warmup:
         m.verified = False
     m.times_s = [statistics.median(host)] if host else []
     return v, m, host, calls
+
+
+def fpga_plan(report: Report, args: tuple, expected: tuple, serial: Measurement,
+              serial_v: Any, auto_s: float, cpu_plan: Any, *, threshold: float,
+              board: str | None, repeats: int, warmup: int, opts: dict[str, Any],
+              exhaustive: bool | None, notes: list[str]) -> tuple[Any, FpgaTrial | None]:
+    """Run the FPGA step after the CPU (and GPU) searches; the FPGA :class:`Plan` (None when
+    no nest was tried) and the trial. Appends the reasons to ``notes``."""
+    from ..fpga.csim import compiler
+    from ..fpga.kernels import default_board
+    from .fpga_nests import find_nests
+    from .plan import Plan
+
+    board = board or default_board()
+    nests = find_nests(report, args, threshold)
+    if compiler() is None:
+        notes.append("fpga: skipped (the C-simulation needs a C++ compiler: install g++ or "
+                     "set CXX)")
+        trial = FpgaTrial(nests, outcome={n.root: "fpga skipped: no C++ compiler"
+                                          for n in nests})
+        return None, trial
+    cpu_loops = tuple(cpu_plan.loops) if cpu_plan is not None else ()
+    blocks = tuple(cpu_plan.blocks) if cpu_plan is not None else ()
+    trial = fpga_step(report, args, expected, serial, nests, cpu_loops=cpu_loops,
+                      blocks=blocks, board=board, repeats=repeats, warmup=warmup, opts=opts,
+                      exhaustive=exhaustive)
+    if not trial.genes:
+        notes.append("fpga: no nest tried (" + (
+            "; ".join(f"{r}: {w}" for r, w in trial.outcome.items()) or "no parallel nest")
+            + ")")
+        return None, trial
+    notes.append(f"fpga: times are MODELED (host part measured, kernels by hetlab.fpga.timing "
+                 f"for {board}; no board here); FPGA tried last, on nests of intensity >= "
+                 f"{threshold:g} flop/B only")
+    zero = (0,) * len(trial.genes)
+    trial.measurements.setdefault(zero, serial)
+    variants = {zero: serial_v, **trial.variants}
+    plan = Plan(report, "fpga", trial.genes, trial.best, trial.measurements, serial.time_s,
+                auto_s,
+                trial.ga, trial.exhaustive, variants=variants)  # type: ignore[arg-type]
+    plan.board = board
+    return plan, trial

@@ -16,6 +16,15 @@ from .measure import Measurement
 __all__ = ["Plan"]
 
 
+def _under(report: Report, loop: str, root: str) -> bool:
+    p = report.loop(loop).parent
+    while p is not None:
+        if report.loops[p].id == root:
+            return True
+        p = report.loops[p].parent
+    return False
+
+
 @dataclass
 class Plan:
     """The result of :func:`search`: the chosen loops, the figures behind the choice."""
@@ -43,11 +52,16 @@ class Plan:
     #: block set's measurement (tried before the loop search)
     blocks: tuple[str, ...] = ()
     block_trials: dict[tuple[str, ...], Measurement] = field(default_factory=dict)
+    #: the FPGA step (``FpgaTrial``: nests, intensities, outcomes), when "fpga" was a target
+    fpga: Any = None
+    #: fpga plans: the modeled board
+    board: str = ""
 
     @property
     def loops(self) -> list[str]:
         """Ids of the loops the plan offloads."""
-        return [g for g, bit in zip(self.genes, self.best, strict=True) if bit]
+        return [g for g, bit in zip(self.genes, self.best, strict=True)
+                if bit and ":" not in g]  # fpga genes "L1:u2" are unroll bits
 
     @property
     def time_s(self) -> float:
@@ -78,6 +92,10 @@ class Plan:
     def source(self, target: str | None = None) -> str:
         """The generated source of the chosen variant (or of another searched target's)."""
         target = {"cupy": "cuda"}.get(target or self.target, target or self.target)
+        if target == "fpga" and self.fpga is not None and self.fpga.kernels and (
+                self.target != "fpga" or not self.loops):
+            return ("// hetlab.offload: FPGA kernels tried (modeled), not chosen by the plan\n"
+                    + self.fpga.kernels)
         if target == self.target:
             return self.variant().source
         if target in self.alternatives:
@@ -92,15 +110,65 @@ class Plan:
         rows = []
         in_block = {k: self.report.block(b) for b in self.blocks
                     for k in self.report.block(b).loops}
+        nests = {n.root: n for n in self.fpga.nests} if self.fpga is not None else {}
+        in_fpga = {k: r for r in (self.loops if self.target == "fpga" else [])
+                   for k in nests[r].loops}
         for lp in self.report.loops:
-            kind = "prange" if self.target == "numba" else "kernel"
+            kind = {"numba": "prange", "cuda": "kernel"}.get(self.target, "")
             dest = f"{self.target} {kind}" if lp.id in self.loops else "host"
             if lp.id in in_block:
                 b = in_block[lp.id]
                 dest = f"block {b.id} ({b.pattern}: {b.call})"
-            rows.append({"loop": lp.id, "line": lp.line, "nest": "  " * lp.depth + lp.var,
-                         "verdict": lp.verdict, "destination": dest})
+            if lp.id in in_fpga:
+                dest = self.fpga.outcome.get(in_fpga[lp.id], "fpga kernel (modeled)")
+            row = {"loop": lp.id, "line": lp.line, "nest": "  " * lp.depth + lp.var,
+                   "verdict": lp.verdict, "destination": dest}
+            if nests:
+                n = nests.get(lp.id)
+                row["intensity"] = round(n.intensity, 3) if n is not None else None
+                row["fpga"] = self.fpga.outcome.get(lp.id, "") if n is not None else ""
+            rows.append(row)
         return pd.DataFrame(rows).set_index("loop")
+
+    def destinations(self) -> Any:
+        """pandas DataFrame, one row per nest (outermost parallelizable loop): what each
+        destination did with it, in the order tried (CPU, GPU, FPGA), and why the others were
+        skipped. ``fpga_s``: modeled time of one FPGA kernel call (``source`` says so)."""
+        import pandas as pd
+
+        alts = self.alternatives or {self.target: self}
+        nests = self.fpga.nests if self.fpga is not None else []
+        roots = [n.root for n in nests] or [lp.id for lp in self.report.loops
+                                            if lp.parallelizable and (
+                                                lp.parent is None or not self.report.loops[
+                                                    lp.parent].parallelizable)]
+        skipped = {n.split(":", 1)[0]: n.split(":", 1)[1].strip() for n in self.notes
+                   if "skipped" in n}
+        rows = []
+        for r in roots:
+            lp = self.report.loop(r)
+            row: dict[str, Any] = {"nest": r, "line": lp.line, "var": lp.var}
+            for t in ("numba", "cuda"):
+                p = alts.get(t)
+                mine = [k for k in p.loops if k == r or _under(self.report, k, r)] \
+                    if p is not None else []
+                blocks = [b for b in (p.blocks if p is not None else ())
+                          if r in self.report.block(b).loops]
+                row[t] = (skipped.get(t, "not asked") if p is None
+                          else "function block " + "+".join(blocks) if blocks
+                          else "offloaded: " + ", ".join(mine) if mine else "tried, host kept")
+            n = next((x for x in nests if x.root == r), None)
+            if self.fpga is None:
+                row["fpga"] = skipped.get("fpga", "not asked")
+            else:
+                row["intensity"] = n.intensity if n is not None else None
+                row["fpga"] = self.fpga.outcome.get(r, "")
+                m = self.fpga.tried_models.get(r)
+                row["fpga_s"] = m.total_s if m is not None else None
+                row["source"] = "modeled" if m is not None else ""
+            row["chosen"] = self.target
+            rows.append(row)
+        return pd.DataFrame(rows).set_index("nest")
 
     def candidates(self) -> Any:
         """pandas DataFrame of every measured gene: loops, median time, speedup, status."""
@@ -110,7 +178,8 @@ class Plan:
         zero = f"(blocks {'+'.join(self.blocks)})" if self.blocks else "(serial)"
         rows = [{"loops": "+".join(g for g, b in zip(self.genes, gene, strict=True) if b)
                  or zero, "time_s": m.time_s, "speedup": base / m.time_s
-                 if m.times_s else 0.0, "status": m.status, "error": m.error}
+                 if m.times_s else 0.0, "status": m.status, "error": m.error,
+                 "source": m.source}
                 for gene, m in self.measurements.items()]
         return pd.DataFrame(rows).sort_values("time_s").reset_index(drop=True)
 
@@ -126,6 +195,11 @@ class Plan:
                      f"{rd['copies']} / {rd['bytes']} B reduced")
         notes = "".join(f"\nnote: {n}" for n in self.notes)
         blk = f", replace function blocks {', '.join(self.blocks)}" if self.blocks else ""
+        if self.target == "fpga" and self.loops:
+            blk += (f" as FPGA kernels; time MODELED (host part measured, kernels by the "
+                    f"FPGA timing model for {self.board}), not measured")
+        elif self.target == "fpga":
+            blk += " (FPGA kernels tried with modeled times: none faster than the serial njit)"
         if self.block_trials:
             tried = ", ".join(f"{'+'.join(bs)} {m.time_s * 1e3:.3g} ms ({m.status})"
                               for bs, m in self.block_trials.items())

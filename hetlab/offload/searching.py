@@ -83,7 +83,7 @@ def _thread_sweep(variant: Variant, args: tuple, expected: tuple, repeats: int,
 
 
 #: destinations in the order the 2020 paper tries them: many-core CPU, then GPU
-ORDER = ("numba", "cuda")
+ORDER = ("numba", "cuda", "fpga")
 #: other names accepted for a target: "cupy" is the GPU target (numba.cuda kernels and CuPy
 #: calls on CuPy arrays)
 ALIASES = {"cupy": "cuda"}
@@ -96,7 +96,8 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
            timeout_factor: float = 20.0, exhaustive: bool | None = None, seed: int = 0,
            reference: str = "python", thread_tolerance: float = 0.1, confirm: int = 3,
            resume: Plan | None = None, progress: bool = True, client: Any = None,
-           function_blocks: bool = True) -> Plan:
+           function_blocks: bool = True, fpga_threshold: float = 2.0,
+           board: str | None = None) -> Plan:
     """Search which loops of ``fn`` to offload, by GA on measured and verified run times.
 
     Parameters
@@ -106,11 +107,16 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
     args : tuple
         Arguments to call ``fn`` with; never modified (every run gets fresh copies).
     targets : sequence of str
-        Destinations among ``"numba"`` (many-core CPU: ``prange``) and ``"cuda"`` (numba.cuda
-        kernels; needs a GPU, or ``NUMBA_ENABLE_CUDASIM=1`` to exercise the logic), searched
-        in the 2020 paper's order, CPU first; one GA per target, the fastest plan wins and
-        the others are kept in ``plan.alternatives``. A target that cannot run here is
-        skipped with a note in ``plan.notes``.
+        Destinations among ``"numba"`` (many-core CPU: ``prange``), ``"cuda"`` or its alias
+        ``"cupy"`` (numba.cuda kernels and CuPy calls; needs a GPU, or
+        ``NUMBA_ENABLE_CUDASIM=1`` to exercise the logic) and ``"fpga"`` (HLS C++ kernels
+        for the nests of high arithmetic intensity, run through the emulator's C-simulation,
+        time **modeled**: :mod:`hetlab.offload.fpga`), searched in the 2020 paper's order:
+        CPU first, then GPU, then FPGA (on top of the CPU plan). One search per target; the
+        fastest plan wins (an FPGA plan's time is modeled and says so) and the others are
+        kept in ``plan.alternatives``. A target that cannot run here is skipped with a note
+        in ``plan.notes``; ``plan.destinations()`` tells per nest what was tried and why
+        the rest was skipped.
     budget : int
         Most distinct candidates the GA measures per target (cached by gene).
     population, generations, elite, selection, crossover_rate, mutation_rate, seed
@@ -142,6 +148,12 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         this cluster (:mod:`hetlab.offload.remote`); a candidate lost with a dead worker is
         rescheduled by Dask or scores zero. The confirmation round and the thread sweep run
         in this process.
+    fpga_threshold : float
+        ``"fpga"`` target: the arithmetic intensity (flop per byte of distinct array traffic,
+        :mod:`hetlab.offload.fpga_nests`) from which a nest is an FPGA candidate.
+    board : str, optional
+        ``"fpga"`` target: the modeled board (``"pynq-z2"`` or ``"kv260"``; default
+        ``$HETLAB_FPGA_BOARD`` or pynq-z2).
     function_blocks : bool
         numba: first try replacing the function blocks ``analyze`` found (matmul, dot, …) by
         their NumPy call, one candidate per block set; the fastest verified set is kept when
@@ -183,6 +195,8 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
                                  resume.alternatives.get("numba") if resume else None) \
         if "numba" in targets and function_blocks else ((), {})
     for target in sorted(dict.fromkeys(targets), key=ORDER.index):
+        if target == "fpga":
+            continue  # last, below: it builds on the CPU plan
         t_blocks, t_trials = blocks, trials
         if target == "cuda":
             from .gpu import cuda_ready
@@ -207,11 +221,21 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
             timeout_s=serial.time_s * timeout_factor + 1.0, progress=progress,
             thread_tolerance=thread_tolerance, resume=prior.get(target), client=client,
             blocks=t_blocks, block_trials=t_trials)
+    trial = None
+    if "fpga" in targets:
+        from .fpga_search import fpga_plan
+
+        fp, trial = fpga_plan(report, args, expected, serial, serial_v, auto.time_s,
+                              plans.get("numba"), threshold=fpga_threshold, board=board,
+                              repeats=repeats, warmup=warmup, opts=opts,
+                              exhaustive=exhaustive, notes=notes)
+        if fp is not None:
+            plans["fpga"] = fp
     if not plans:
         raise HetlabError(f"offload.search: no target can run here ({'; '.join(notes)}).")
     best = max(plans.values(), key=lambda p: p.speedup)
     for p in plans.values():
-        p.alternatives, p.notes = plans, notes
+        p.alternatives, p.notes, p.fpga = plans, notes, trial
     return best
 
 
