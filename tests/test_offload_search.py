@@ -48,7 +48,7 @@ def test_transform_refuses_sequential_and_unknown_loops():
     with pytest.raises(hl.InvalidInputError, match="no loop 'L7'"):
         offload.transform(EXAMPLES["jacobi_1d"].fn, ["L7"])
     with pytest.raises(hl.InvalidInputError, match="target must be one of"):
-        offload.transform(EXAMPLES["axpy"].fn, [], target="fpga")
+        offload.transform(EXAMPLES["axpy"].fn, [], target="tpu")
 
 
 def test_ga_matches_exhaustive_on_synthetic_fitness():
@@ -149,7 +149,7 @@ def test_search_bad_input():
     with pytest.raises(hl.InvalidInputError, match="x and y share memory"):
         offload.search(ex.fn, (1.0, x, x[:]), progress=False)
     with pytest.raises(hl.InvalidInputError, match="targets must be among"):
-        offload.search(ex.fn, args, targets=["fpga"], progress=False)
+        offload.search(ex.fn, args, targets=["tpu"], progress=False)
     with pytest.raises(hl.InvalidInputError, match="budget must be"):
         offload.search(ex.fn, args, budget=0, progress=False)
     with pytest.raises(hl.HetlabError, match="_raises raised RuntimeError: boom"):
