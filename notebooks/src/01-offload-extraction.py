@@ -26,6 +26,7 @@ if "cupy" not in hl.available_backends():
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 from hetlab import offload
 from hetlab.offload.examples import EXAMPLES
+from hetlab.offload.gpu import gpu_loops
 
 print("CUDA variants run", "in the simulator" if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
       else "on the GPU")
@@ -243,8 +244,10 @@ print("himeno: p equal:", np.allclose(fast_args[0], ref_args[0], rtol=1e-5, atol
 # simulator here), so they need no GPU to check.
 #
 # Jacobi-2d (3 time steps, both nests offloaded) keeps `A` and `B` on the device for the whole
-# time loop. Himeno gains nothing: its residual nest is a reduction, so it stays on the host and
-# reads `p` and `wrk` every sweep, which forces copies around the copy kernel either way.
+# time loop. Himeno's residual nest is a reduction (`gosa += ss * ss`): on the GPU each thread
+# sums into a local accumulator and folds it into a 1-element device array with one
+# `cuda.atomic.add`, so both nests run on the device and `p`, `a`, `wrk` stay there for the
+# whole time loop — only `gosa` travels, once each way per sweep.
 
 # %%
 def same(x, y):
@@ -254,7 +257,7 @@ def same(x, y):
 
 for name in ("jacobi_2d", "himeno"):
     ex = EXAMPLES[name]
-    loops = [lp.id for lp in offload.analyze(ex.fn).loops if lp.verdict == "parallel"]
+    loops = gpu_loops(offload.analyze(ex.fn))   # parallel loops, reductions (atomics)
     counts = {}
     for mode in ("naive", "reduced"):
         v = offload.transform(ex.fn, loops, target="cuda", transfers=mode)
@@ -274,13 +277,41 @@ for name in ("jacobi_2d", "himeno"):
 print(offload.transform(EXAMPLES["jacobi_2d"].fn, ["L2", "L3", "L4", "L5"], target="cuda").source)
 
 # %% [markdown]
+# ## Mixed destinations: CPU, then GPU, then FPGA
+#
+# The 2020 paper tries the many-core CPU first, then the GPU, and the FPGA last — and only for
+# nests of high *arithmetic intensity* (flops per byte of distinct array traffic), because an
+# FPGA build takes hours. There is no board here: an FPGA candidate's nest becomes a
+# Vitis-HLS-style C++ kernel that the FPGA emulator's C-simulation runs (so its result is
+# verified like every candidate), and its time is **modeled** by the emulator's timing model
+# (pipeline cycles at 100 MHz, m_axi bursts, register writes) — never measured. The n-body
+# forces nest does ~15 flops per byte, well above the threshold of 2:
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+nb = EXAMPLES["nbody_forces"]
+mixed = offload.search(nb.fn, nb.make_args(48), targets=["numba", "cupy", "fpga"], budget=2,
+                       population=4, repeats=1, confirm=0, exhaustive=False, progress=False)
+mixed.destinations()
+
+# %% [markdown]
+# Each column says what a destination did with the nest, in the order tried; `fpga_s` is one
+# kernel call's modeled time (`source` says so). At this size the board's launch alone (Python
+# register writes, ~30 µs each) costs more than the CPU's whole loop, so the plan keeps the CPU.
+# The generated kernel is kept on the plan all the same:
+
+# %%
+kernel = mixed.source("fpga")
+print(kernel[kernel.index('extern "C"'):])   # after the header and the helper functions
+
+# %% [markdown]
 # ## What the analysis cannot do (yet)
 #
 # It is conservative: when unsure, sequential. Floyd–Warshall's `i`, `j` loops are parallel in
 # truth but stay sequential; array-element reductions (`y[i] += …` inside a `j` loop) and
-# indirect writes (`hist[b] += 1`) too; a `while` loop or an unknown call makes its loops
-# *unsupported*. GPU reductions (atomics) are not generated, so reduction loops stay on the CPU.
-# On the shell: `hetlab offload path/to/file.py:function --targets numba`.
+# indirect writes (`hist[b] += 1`) too on the CPU — the GPU runs those with atomics; a `while`
+# loop or an unknown call makes its loops *unsupported*. FPGA times are modeled only.
+# On the shell: `hetlab offload path/to/file.py:function --targets numba,cupy,fpga`.
 #
 # ## Try it
 #
