@@ -270,3 +270,26 @@ def test_cli_mixed_destinations(tmp_path, capsys):
     assert "destinations per nest" in out and "fpga_s is MODELED" in out
     assert "modeled" in out and "MODELED" in out
     assert 'extern "C" void pairs_L1' in out and "#pragma HLS PIPELINE" in out
+
+
+SCALE = 0.5
+
+
+def scaled_pairs(x, out):
+    for i in range(x.shape[0]):
+        acc = 0.0
+        for j in range(x.shape[0]):
+            acc += SCALE * (x[i] - x[j]) * (x[i] - x[j]) + 1.0
+        out[i] = acc
+
+
+@needs_gxx
+def test_module_level_float_constant_is_passed_as_a_double():
+    args = (np.linspace(0.0, 1.0, 9), np.zeros(9))
+    v = offload.transform(scaled_pairs, ["L1"], target="fpga", args=args)
+    assert "double SCALE" in v.source
+    want = args[1].copy()
+    scaled_pairs(args[0], want)
+    got = args[1].copy()
+    v.compile()(args[0], got)
+    assert np.allclose(got, want, rtol=1e-12)

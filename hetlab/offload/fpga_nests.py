@@ -150,6 +150,9 @@ def _scalar_kinds(report: Report, env: dict[str, Any], arrays: dict[str, Any]) -
     """Kind of every scalar name of the function (fixpoint over its assignments)."""
     tree = report.source.tree
     kinds: dict[str, str] = {}
+    for k, v in report.source.namespace.items():  # module-level numbers the nest may read
+        if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+            kinds[k] = "f" if isinstance(v, (float, np.floating)) else "i"
     for k, v in env.items():
         if not isinstance(v, np.ndarray):
             kinds[k] = "f" if isinstance(v, (float, np.floating)) else "i"
