@@ -63,7 +63,17 @@ def int_hist(v, h):
         h[v[i] % 5] -= 2
 
 
+def hist_and_sum(x, h):
+    s = 0.0
+    for i in range(x.shape[0]):
+        h[int(x[i] * 4)] += 1
+        s += x[i]
+    return s
+
+
 def test_array_updates_on_a_2d_grid_and_min_max_forms():
+    v = _check(hist_and_sum, (np.random.default_rng(3).random(40), np.zeros(4)), ["L1"])
+    assert "_acc_s += x[i]" in v.source and "cuda.atomic.add(h, int(x[i] * 4), 1)" in v.source
     rng = np.random.default_rng(0)
     A = rng.random((9, 7))
     v = _check(col_sums, (A, np.zeros(7)), ["L1", "L2"])  # i carries out[j]: atomics

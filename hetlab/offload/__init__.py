@@ -3,8 +3,10 @@
 A Python take on environment-adaptive automatic offloading (Yamato et al., NTT): read a function
 whose work is explicit ``for … in range(…)`` loops over NumPy arrays, decide per loop whether it
 is parallel, recognize whole nests that are a library routine (function blocks: matmul, dot,
-… replaced by NumPy/BLAS calls, tried first), generate variants (numba ``prange``; numba.cuda
-kernels), and search the offload pattern by genetic algorithm on measured, verified run times.
+… replaced by NumPy/BLAS or CuPy/cuBLAS calls, tried first), generate variants (numba
+``prange``; numba.cuda kernels, with atomics for reductions; Vitis-HLS C++ for the FPGA, run
+in the emulator's C-simulation with modeled time), and search the offload pattern by genetic
+algorithm on measured, verified run times, destinations in the order CPU, GPU, FPGA.
 
 >>> from hetlab import offload
 >>> from hetlab.offload.examples import EXAMPLES

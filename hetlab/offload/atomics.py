@@ -127,7 +127,8 @@ def atomic_plan(report: Report, loop_id: str) -> Atomics | None:
         if any(op not in _ATOMIC for op in lp.reductions.values()):
             return None
         return Atomics(dict(lp.reductions))
-    if lp.verdict != "sequential" or not lp.dependences:
+    if lp.verdict != "sequential" or not lp.dependences \
+            or any(op not in _ATOMIC for op in lp.reductions.values()):
         return None
     if len(lp.reasons) != len(lp.dependences):  # a scalar carries a value, or is live after
         return None
@@ -139,7 +140,7 @@ def atomic_plan(report: Report, loop_id: str) -> Atomics | None:
             if op is None:
                 return None
             arrays[d.array] = op
-    return Atomics({}, arrays)
+    return Atomics(dict(lp.reductions), arrays)
 
 
 def _for_nodes(report: Report) -> list[ast.For]:
