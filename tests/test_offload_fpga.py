@@ -293,3 +293,69 @@ def test_module_level_float_constant_is_passed_as_a_double():
     got = args[1].copy()
     v.compile()(args[0], got)
     assert np.allclose(got, want, rtol=1e-12)
+
+
+# -- the C++ translation on generated kernels (hypothesis) ------------------------------------
+def _exprs(ints: bool):
+    arr = "q" if ints else "x"
+    leaves = st.sampled_from([f"{arr}[i, j]", f"{arr}[i - 1, j]", f"{arr}[i, j + 1]",
+                              f"{arr}[i + 1, j - 1]", "i", "j", "3", "k"]
+                             + ([] if ints else ["0.5", "x[i, j] * 1.5"]))
+
+    def grow(sub):
+        pair = st.tuples(sub, sub)
+        ops = [pair.map(lambda t: f"({t[0]} + {t[1]})"), pair.map(lambda t: f"({t[0]} - {t[1]})"),
+               pair.map(lambda t: f"({t[0]} * {t[1]})"), pair.map(lambda t: f"min({t[0]}, {t[1]})"),
+               pair.map(lambda t: f"max({t[0]}, {t[1]})"), sub.map(lambda a: f"abs({a})"),
+               pair.map(lambda t: f"({t[0]} if {t[0]} > {t[1]} else {t[1]})")]
+        if ints:
+            ops += [pair.map(lambda t: f"({t[0]} // (abs({t[1]}) + 1))"),
+                    pair.map(lambda t: f"({t[0]} % (abs({t[1]}) + 1))")]
+        else:
+            ops += [pair.map(lambda t: f"({t[0]} / (abs({t[1]}) + 1.0))")]
+        return st.one_of(ops)
+
+    return st.recursive(leaves, grow, max_leaves=6)
+
+
+_GEN: list = []
+
+
+def _load(src: str):
+    import importlib.util
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    if not _GEN:
+        _GEN.append(Path(tempfile.mkdtemp(prefix="hetlab-fpga-gen-")))
+    name = f"_fpga_gen_{len(list(_GEN[0].iterdir()))}"
+    path = _GEN[0] / f"{name}.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod.kern
+
+
+@needs_gxx
+@settings(max_examples=5, deadline=None)  # 60 examples passed once (30 s)
+@given(fexpr=_exprs(False), iexpr=_exprs(True), seed=st.integers(0, 2**16))
+def test_generated_kernels_translate_to_cpp_with_python_semantics(fexpr, iexpr, seed):
+    src = ("def kern(x, q, out, iout, k):\n"
+           "    for i in range(1, x.shape[0] - 1):\n"
+           "        for j in range(1, x.shape[1] - 1):\n"
+           f"            out[i, j] = {fexpr}\n"
+           f"            iout[i, j] = {iexpr}\n")
+    fn = _load(src)
+    rng = np.random.default_rng(seed)
+    args = (rng.random((6, 7)) * 4 - 2, rng.integers(-9, 10, (6, 7)), np.zeros((6, 7)),
+            np.zeros((6, 7), dtype=np.int64), 2)
+    v = offload.transform(fn, ["L1"], target="fpga", args=args)
+    want = copy_args(args)
+    fn(*want)
+    got = copy_args(args)
+    v.compile()(*got)
+    assert np.allclose(got[2], want[2], rtol=1e-12, atol=1e-12), v.source
+    assert np.array_equal(got[3], want[3]), v.source

@@ -128,7 +128,8 @@ def _manifest(report: Report, nest: Nest, unroll: int) -> Any:
             stores.append({"name": f"store_{a}", "phase": "transfer_out", **spec})
     compute = _loop_spec(nest.node, nest, _ids(report), _verdicts(report), unroll)
     pointers = len(nest.arrays) + len(nest.reductions)
-    scalars = sum(len(sh) for _c, sh, *_r in nest.arrays.values()) + len(nest.scalars)
+    scalars = sum(len(sh) for _c, sh, *_r in nest.arrays.values()) + len(nest.shapes) \
+        + len(nest.scalars)
     data = {"overlay": {"name": kernel_name(report.name, nest)}, "limits": {},
             "m_axi": {"data_bits": 8 * item, "latency_cycles": lat},
             "loops": [*loads, compute, *stores],
@@ -275,7 +276,8 @@ class FpgaVariant(Variant):
                 kn = kernel_name(self.name, n)
                 f = getattr(lib, f"hl_call_{kn}")
                 types = [ctypes.c_void_p] * (len(n.arrays) + len(n.reductions))
-                types += [ctypes.c_int64] * sum(len(sh) for _c, sh, *_r in n.arrays.values())
+                types += [ctypes.c_int64] * (sum(len(sh) for _c, sh, *_r in n.arrays.values())
+                                             + len(n.shapes))
                 types += [ctypes.c_int64 if k == "i" else ctypes.c_double
                           for k in n.scalars.values()]
                 f.argtypes, f.restype = types, None

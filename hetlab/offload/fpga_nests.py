@@ -70,6 +70,8 @@ class Nest:
     private: dict[str, str] = field(default_factory=dict)
     #: trip count of each loop of the nest with the actual arguments (id → trips)
     trips: dict[str, int] = field(default_factory=dict)
+    #: extents of arrays the nest does not index but whose shape it reads: "X_d0" → (X, 0)
+    shapes: dict[str, tuple[str, int]] = field(default_factory=dict)
 
     @property
     def intensity(self) -> float:
@@ -303,8 +305,27 @@ def _fill(nest: Nest, report: Report, tree: Any, env: dict[str, Any], params: di
             return
     skip = set(nest.arrays) | loop_vars | set(nest.private) | set(nest.reductions) | {
         "range", "min", "max", "abs", "int", "float", "len", "np", "numpy", "math"}
+    shape_of: set[int] = set()
+    for n in ast.walk(nest.node):  # X.shape[d] / len(X) of an array the nest does not index
+        base, d = None, 0
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Attribute) \
+                and n.value.attr == "shape" and isinstance(n.value.value, ast.Name) \
+                and isinstance(n.slice, ast.Constant):
+            base, d = n.value.value, int(n.slice.value)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" \
+                and len(n.args) == 1 and isinstance(n.args[0], ast.Name):
+            base = n.args[0]
+        if base is not None:
+            shape_of.add(id(base))
+            if base.id not in nest.arrays:
+                if not isinstance(params.get(base.id), np.ndarray):
+                    nest.why = (f"not an FPGA candidate: the shape of {base.id} is read but "
+                                f"{base.id} is not an array argument")
+                    return
+                nest.shapes[f"{base.id}_d{d}"] = (base.id, d)
     for n in ast.walk(nest.node):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in skip:
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in skip \
+                and id(n) not in shape_of:
             nest.scalars[n.id] = kinds.get(n.id, "i")
 
 

@@ -232,6 +232,7 @@ def _params(nest: Nest) -> list[tuple[str, str]]:
         out.append((f"double *{s}_io", f"{s}_io"))
     for a, (_c, shape, _r, _w) in nest.arrays.items():
         out += [(f"int64_t {a}_d{d}", f"{a}_d{d}") for d in range(len(shape))]
+    out += [(f"int64_t {s}", s) for s in nest.shapes]
     out += [(f"{_C[k]} {s}", s) for s, k in nest.scalars.items()]
     return out
 
@@ -310,5 +311,6 @@ def param_names(nest: Nest) -> list[str]:
     out += [f"_io_{s}.ctypes.data" for s in nest.reductions]
     for a, (_c, shape, _r, _w) in nest.arrays.items():
         out += [f"{a}.shape[{d}]" for d in range(len(shape))]
+    out += [f"{a}.shape[{d}]" for a, d in nest.shapes.values()]
     out += list(nest.scalars)
     return out
