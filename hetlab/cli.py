@@ -4,7 +4,7 @@
 ``hetlab bench fps --sizes 10000,100000 --devices numpy,numba [--out fps.nc]``
                                          runs :func:`hetlab.compare`, prints a table, writes netCDF
 ``hetlab lab``                           JupyterLab on notebooks/, bound to 127.0.0.1, token auth
-``hetlab offload file.py:function --targets numba``
+``hetlab offload file.py:function --targets numba,cupy,fpga``
                                          offload extraction: analysis, GA search, generated code
 """
 
