@@ -359,3 +359,25 @@ def test_generated_kernels_translate_to_cpp_with_python_semantics(fexpr, iexpr, 
     v.compile()(*got)
     assert np.allclose(got[2], want[2], rtol=1e-12, atol=1e-12), v.source
     assert np.array_equal(got[3], want[3]), v.source
+
+
+@needs_gxx
+def test_fpga_search_over_nests_and_unroll_factors():
+    """jacobi-2d below the default threshold, searched anyway (threshold 0.1): per nest one
+    on/off gene and two unroll genes; exhaustive over 6 bits, one functional run per nest set."""
+    ex = EXAMPLES["jacobi_2d"]
+    plan = offload.search(ex.fn, ex.make_args(10), targets=["fpga"], budget=8, repeats=1,
+                          confirm=0, progress=False, fpga_threshold=0.1)
+    fp = plan.alternatives["fpga"]
+    assert fp.genes == ["L2", "L2:u2", "L2:u4", "L4", "L4:u2", "L4:u4"]
+    assert fp.exhaustive is not None and len(fp.measurements) == 1 + 4 + 4 + 16
+    unrolled = [v for v in fp.variants.values() if getattr(v, "unroll", None)
+                and 4 in v.unroll.values()]
+    assert unrolled and "#pragma HLS UNROLL factor=4" in unrolled[0].source
+    m = fp.measurements
+    # more unrolling of L2 alone shortens the modeled time (same measured host part) …
+    alone = [m[(1, a, b, 0, 0, 0)].time_s for a, b in ((0, 0), (0, 1), (1, 0))]
+    assert alone == sorted(alone, reverse=True) and alone[0] > alone[2]
+    # … until the estimated DSPs of 8 double-precision lanes exceed the PYNQ-Z2's 220
+    assert m[(1, 1, 1, 0, 0, 0)].status.startswith("over resources: L2: about")
+    assert fp.candidates().query("status == 'ok'").source.eq("modeled").sum() == 15
