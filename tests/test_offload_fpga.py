@@ -381,3 +381,18 @@ def test_fpga_search_over_nests_and_unroll_factors():
     # … until the estimated DSPs of 8 double-precision lanes exceed the PYNQ-Z2's 220
     assert m[(1, 1, 1, 0, 0, 0)].status.startswith("over resources: L2: about")
     assert fp.candidates().query("status == 'ok'").source.eq("modeled").sum() == 15
+
+
+@needs_gxx
+def test_benchmark_script_runs(tmp_path):
+    import os
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    proc = subprocess.run([sys.executable, str(root / "benchmarks" / "offload_fpga.py"),
+                           "--only", "nbody_forces", "--size", "24", "--budget", "1"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "fpga_call_ms (modeled)" in proc.stdout and "MODELED" in proc.stdout
