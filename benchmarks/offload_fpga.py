@@ -24,6 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--board", default="pynq-z2")
     p.add_argument("--budget", type=int, default=8)
     p.add_argument("--threshold", type=float, default=2.0)
+    p.add_argument("--quick", action="store_true",
+                   help="smoke run: one repeat, no exhaustive check, no confirmation round")
     a = p.parse_args(argv)
 
     import pandas as pd
@@ -36,7 +38,10 @@ def main(argv: list[str] | None = None) -> int:
         ex = EXAMPLES[name]
         size = a.size or SIZES.get(name, 64)
         plan = offload.search(ex.fn, ex.make_args(size), targets=["numba", "cupy", "fpga"],
-                              budget=a.budget, repeats=3, reference="njit", progress=False,
+                              budget=a.budget, repeats=1 if a.quick else 3,
+                              confirm=0 if a.quick else 3,
+                              exhaustive=False if a.quick else None, reference="njit",
+                              progress=False,
                               function_blocks=False, fpga_threshold=a.threshold,
                               board=a.board)
         cpu = plan.alternatives.get("numba")

@@ -392,7 +392,7 @@ def test_benchmark_script_runs(tmp_path):
     root = Path(__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": str(root)}
     proc = subprocess.run([sys.executable, str(root / "benchmarks" / "offload_fpga.py"),
-                           "--only", "nbody_forces", "--size", "24", "--budget", "1"],
+                           "--only", "nbody_forces", "--size", "24", "--budget", "1", "--quick"],
                           cwd=root, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "fpga_call_ms (modeled)" in proc.stdout and "MODELED" in proc.stdout
