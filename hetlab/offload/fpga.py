@@ -240,6 +240,8 @@ class FpgaVariant(Variant):
     nests: list[Nest] = field(default_factory=list, repr=False)
     unroll: dict[str, int] = field(default_factory=dict)
     board: str = "pynq-z2"
+    #: loops the host code runs with ``prange`` (the CPU plan's, outside the nests)
+    cpu_loops: tuple[str, ...] = ()
     _lib: Any = field(default=None, repr=False)
 
     def library(self) -> ctypes.CDLL:
@@ -347,4 +349,4 @@ def fpga_variant(report: Report, nests: list[Nest], unroll: dict[str, int], *,
               _hl_params=list(report.params))
     return FpgaVariant(report.name, "fpga", tuple(n.root for n in nests), source, ns,
                        blocks=blocks, host_source=host, nests=list(nests),
-                       unroll=dict(unroll), board=board)
+                       unroll=dict(unroll), board=board, cpu_loops=tuple(cpu_loops))

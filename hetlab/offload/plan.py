@@ -113,6 +113,8 @@ class Plan:
         nests = {n.root: n for n in self.fpga.nests} if self.fpga is not None else {}
         in_fpga = {k: r for r in (self.loops if self.target == "fpga" else [])
                    for k in nests[r].loops}
+        cpu = getattr(self.variants.get(self.best), "cpu_loops", ()) \
+            if self.target == "fpga" else ()
         for lp in self.report.loops:
             kind = {"numba": "prange", "cuda": "kernel"}.get(self.target, "")
             dest = f"{self.target} {kind}" if lp.id in self.loops else "host"
@@ -121,6 +123,8 @@ class Plan:
                 dest = f"block {b.id} ({b.pattern}: {b.call})"
             if lp.id in in_fpga:
                 dest = self.fpga.outcome.get(in_fpga[lp.id], "fpga kernel (modeled)")
+            elif lp.id in cpu:
+                dest = "numba prange (host part of the FPGA plan)"
             row = {"loop": lp.id, "line": lp.line, "nest": "  " * lp.depth + lp.var,
                    "verdict": lp.verdict, "destination": dest}
             if nests:
