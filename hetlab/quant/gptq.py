@@ -58,11 +58,7 @@ def hessian(X: np.ndarray, p: np.ndarray, n_cols: int) -> np.ndarray:
 
 
 def _inverse_cholesky(H: np.ndarray, damp: float) -> np.ndarray:
-    """Upper Cholesky factor ``U`` of ``(H + λI)⁻¹`` (``(H + λI)⁻¹ = UᵀU``), H modified in place."""
-    diag = np.diagonal(H).copy()
-    dead = diag <= 0
-    H[dead, dead] = 1.0
-    H[np.diag_indices_from(H)] += damp * float(np.diagonal(H).mean())
+    """Upper Cholesky factor ``U`` of ``H⁻¹`` (``H⁻¹ = UᵀU``); ``damp`` only for the error."""
     try:
         # With J the reversal permutation and J H J = L Lᵀ: H⁻¹ = (J L⁻¹ J)ᵀ (J L⁻¹ J), and
         # J L⁻¹ J is upper triangular with a positive diagonal, so it is U.
@@ -125,8 +121,8 @@ def _check_calibration(X: Any, n_in: int, token_weights: Any) -> tuple[np.ndarra
 
 
 def gptq(w: Any, X: Any, *, bits: int = 4, group_size: int = 128, symmetric: bool = False,
-         token_weights: Any = None, damp: float = 0.01, clip_ratios: Any = None
-         ) -> QuantizedMatrix:
+         token_weights: Any = None, damp: float = 0.01, clip_ratios: Any = None,
+         act_order: bool = False, refine: int = 0) -> QuantizedMatrix:
     """Quantize ``w`` with GPTQ on calibration inputs ``X`` (module docstring).
 
     Parameters
@@ -145,6 +141,10 @@ def gptq(w: Any, X: Any, *, bits: int = 4, group_size: int = 128, symmetric: boo
     clip_ratios : array-like of float in (0, 1], optional
         Range-clipping ratios tried per (row, group) when the walk reaches a group; default
         none (plain min/max range).
+    act_order : bool, default False
+        Walk the columns in order of decreasing ``H_cc`` (the paper's "act-order"), with
+        *static* groups: every group's scale and zero point are fixed from the original
+        weights before the walk (the format keeps contiguous groups).
 
     Returns
     -------
@@ -188,27 +188,99 @@ def gptq(w: Any, X: Any, *, bits: int = 4, group_size: int = 128, symmetric: boo
     W = np.zeros((out, n_pad))
     W[:, :n_in] = w64
     H = hessian(x64, p, n_pad)
-    U = _inverse_cholesky(H, float(damp))  # H now holds the dampened Hessian
-    qmax = 2**bits - 1
-    codes = np.empty((out, n_pad), dtype=np.uint8)
+    dead = np.diagonal(H) <= 0
+    H[dead, dead] = 1.0
+    H[np.diag_indices_from(H)] += float(damp) * float(np.diagonal(H).mean())
     scales = np.empty((out, ng), dtype=np.float16)
     zeros = None if symmetric else np.empty((out, ng), dtype=np.float16)
-    for g in range(ng):
-        c0, c1 = g * group_size, (g + 1) * group_size
-        s, z = _group_params(W[:, c0:c1], H[c0:c1, c0:c1], bits, bool(symmetric), ratios)
-        scales[:, g] = s
-        if zeros is not None:
-            zeros[:, g] = z
-        live = s > 0
-        inv_s = np.where(live, 1.0 / np.where(live, s, 1.0), 0.0)
+    params = np.empty((2, out, ng))  # scale, zero point of every group (float64, fp16-exact)
+
+    def set_params(g: int, wg: np.ndarray) -> None:
+        c0 = g * group_size
+        params[:, :, g] = _group_params(wg, H[c0 : c0 + group_size, c0 : c0 + group_size],
+                                        bits, bool(symmetric), ratios)
+
+    if act_order:  # static groups: every group's parameters from the original weights
+        for g in range(ng):
+            set_params(g, W[:, g * group_size : (g + 1) * group_size])
+        perm = np.argsort(-np.diagonal(H), kind="stable")
+    else:
+        perm = np.arange(n_pad)
+    Wp = W[:, perm]
+    U = _inverse_cholesky(H[np.ix_(perm, perm)], float(damp))
+    codes_p = _walk(Wp, U, perm, params, group_size, bits,
+                    None if act_order else set_params)
+    codes = np.empty_like(codes_p)
+    codes[:, perm] = codes_p
+    for _ in range(refine):
+        if not _refine_sweep(W, codes, params, H, group_size, bits):
+            break
+    scales[:] = params[0]
+    if zeros is not None:
+        zeros[:] = params[1]
+    return QuantizedMatrix.from_codes(codes, scales, zeros, bits, group_size, n_in)
+
+
+def _walk(W: np.ndarray, U: np.ndarray, perm: np.ndarray, params: np.ndarray,
+          group_size: int, bits: int, set_params: Any) -> np.ndarray:
+    """GPTQ's column walk over ``W`` (columns in ``perm`` order, updated in place), in blocks
+    of ``group_size`` columns; ``set_params(g, w_group)`` (when given) fixes group ``g``'s
+    parameters as the walk reaches the block that is group ``g``. Returns the codes."""
+    out, n = W.shape
+    qmax = 2**bits - 1
+    codes = np.empty((out, n), dtype=np.uint8)
+    for c0 in range(0, n, group_size):
+        c1 = c0 + group_size
+        if set_params is not None:  # natural order: this block is group c0 // group_size
+            set_params(c0 // group_size, W[:, c0:c1])
         E = np.empty((out, group_size))
         for j in range(group_size):
             c = c0 + j
+            s, z = params[:, :, perm[c] // group_size]
+            live = s > 0
             col = W[:, c]
-            q = np.where(live, np.clip(np.rint(col * inv_s) + z, 0, qmax), z)
+            q = np.where(live, np.clip(np.rint(col / np.where(live, s, 1.0)) + z, 0, qmax), z)
             codes[:, c] = q
             e = (col - (q - z) * s) / U[c, c]
             E[:, j] = e
             W[:, c + 1 : c1] -= np.outer(e, U[c, c + 1 : c1])
         W[:, c1:] -= E @ U[c0:c1, c1:]
-    return QuantizedMatrix.from_codes(codes, scales, zeros, bits, group_size, n_in)
+    return codes
+
+
+def _refine_sweep(W: np.ndarray, codes: np.ndarray, params: np.ndarray, H: np.ndarray,
+                  group_size: int, bits: int) -> bool:
+    """One coordinate-descent sweep over the codes (in place); True if any code changed.
+
+    With ``D = Q − W`` (row-wise error) and ``G = D H``, moving code ``(r, c)`` by ``k``
+    changes row ``r``'s error ``D_r H D_rᵀ`` by ``2 k s G_rc + k² s² H_cc``; the integer
+    ``k`` nearest to the minimizer ``−G_rc / (s H_cc)`` (clipped to the code range) never
+    increases it. ``G`` is updated inside a block of columns exactly and for the rest of
+    the row once per block.
+    """
+    out, n = W.shape
+    qmax = 2**bits - 1
+    s_all = np.repeat(params[0], group_size, axis=1)
+    z_all = np.repeat(params[1], group_size, axis=1)
+    D = (codes - z_all) * s_all - W
+    G = D @ H
+    changed = False
+    for c0 in range(0, n, group_size):
+        c1 = c0 + group_size
+        delta = np.zeros((out, group_size))
+        for j in range(group_size):
+            c = c0 + j
+            s = s_all[:, c]
+            live = s > 0
+            k = np.where(live, np.rint(-G[:, c] / (np.where(live, s, 1.0) * H[c, c])), 0.0)
+            q = codes[:, c].astype(np.float64)
+            k = np.clip(q + k, 0, qmax) - q
+            if not k.any():
+                continue
+            changed = True
+            codes[:, c] = q + k
+            delta[:, j] = k * s
+            G[:, c0:c1] += np.outer(delta[:, j], H[c, c0:c1])
+        G[:, :c0] += delta @ H[c0:c1, :c0]
+        G[:, c1:] += delta @ H[c0:c1, c1:]
+    return changed
