@@ -22,6 +22,13 @@ Implementation notes (this module's own NumPy version, float64 throughout):
 * **Clipping** (optional, ``clip_ratios``): at that moment each row's range may be shrunk to
   ``ρ ×`` its range; each (row, group) keeps the ratio whose round-to-nearest error
   ``dᵀ H_gg d`` on the group's block of ``H`` is smallest (ρ = 1: no clipping).
+* **Act-order** (optional, ``act_order``): the walk takes the columns in order of
+  decreasing ``H_cc`` (the most active inputs first, while many columns are left to absorb
+  their error), with *static* groups: every group's scale and zero point are fixed from the
+  original weights before the walk, so groups stay contiguous and the format unchanged.
+* **Refinement** (optional, ``refine`` sweeps): after the walk, coordinate descent on the
+  codes with the scales fixed; each step moves one code to the integer minimizing the
+  (dampened) output error given the others, so the error never grows.
 * **Lazy batch**: inside a group the update touches only the group's columns; the feedback
   to the columns right of the group is applied once per group as one matrix product
   ``E · U[group, rest]`` (the paper's block trick, with block = group).
@@ -45,7 +52,11 @@ from .formats import (
     check_weights,
 )
 
-__all__ = ["gptq", "hessian"]
+__all__ = ["CLIP_RATIOS", "check_tokens", "gptq", "hessian"]
+
+#: clipping ratios tried per (row, group) by the calibrated GPTQ configurations
+#: (1 = no clipping; measured on MiniLM: a grid down to 0.75 beat one down to 0.8)
+CLIP_RATIOS = np.linspace(1.0, 0.75, 11)
 
 
 def hessian(X: np.ndarray, p: np.ndarray, n_cols: int) -> np.ndarray:
@@ -99,23 +110,25 @@ def _group_params(wg: np.ndarray, Hgg: np.ndarray, bits: int, symmetric: bool,
     return s, z
 
 
-def _check_calibration(X: Any, n_in: int, token_weights: Any) -> tuple[np.ndarray, np.ndarray]:
+def check_tokens(where: str, X: Any, n_in: int, token_weights: Any
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Calibration inputs as float64 (tokens, n_in) and token weights summing to 1."""
     arr = np.asarray(X)
     if arr.dtype.kind != "f" or arr.ndim != 2 or arr.shape[1] != n_in or arr.shape[0] == 0:
         raise InvalidInputError(
-            f"gptq: X must be a float array of shape (tokens ≥ 1, {n_in}); got {arr.dtype} "
-            f"of shape {arr.shape}."
+            f"{where}: X must be a float array of shape (tokens ≥ 1, {n_in}); got "
+            f"{arr.dtype} of shape {arr.shape}."
         )
     if not np.isfinite(arr).all():
-        raise InvalidInputError("gptq: X must be finite; got NaN or inf values.")
+        raise InvalidInputError(f"{where}: X must be finite; got NaN or inf values.")
     t = arr.shape[0]
     if token_weights is None:
         return arr.astype(np.float64), np.full(t, 1.0 / t)
     p = np.asarray(token_weights, dtype=np.float64)
     if p.shape != (t,) or not np.isfinite(p).all() or (p < 0).any() or p.sum() <= 0:
         raise InvalidInputError(
-            f"gptq: token_weights must be {t} finite non-negative numbers with a positive "
-            f"sum; got shape {p.shape}."
+            f"{where}: token_weights must be {t} finite non-negative numbers with a "
+            f"positive sum; got shape {p.shape}."
         )
     return arr.astype(np.float64), p / p.sum()
 
@@ -145,6 +158,9 @@ def gptq(w: Any, X: Any, *, bits: int = 4, group_size: int = 128, symmetric: boo
         Walk the columns in order of decreasing ``H_cc`` (the paper's "act-order"), with
         *static* groups: every group's scale and zero point are fixed from the original
         weights before the walk (the format keeps contiguous groups).
+    refine : int, default 0
+        Coordinate-descent sweeps over the codes after the walk (stops early when a sweep
+        changes nothing); never increases the dampened calibration error.
 
     Returns
     -------
@@ -156,7 +172,8 @@ def gptq(w: Any, X: Any, *, bits: int = 4, group_size: int = 128, symmetric: boo
     ------
     InvalidInputError
         Bad format, weights or calibration inputs (wrong width, NaN/inf, no tokens), damp
-        not > 0, clip ratios outside (0, 1], or a Hessian still singular after dampening.
+        not > 0, clip ratios outside (0, 1], refine not an int ≥ 0, or a Hessian still
+        singular after dampening.
 
     Examples
     --------
@@ -172,7 +189,7 @@ def gptq(w: Any, X: Any, *, bits: int = 4, group_size: int = 128, symmetric: boo
     group_size = check_group_size("gptq", group_size)
     w64 = check_weights("gptq", w).astype(np.float64)
     out, n_in = w64.shape
-    x64, p = _check_calibration(X, n_in, token_weights)
+    x64, p = check_tokens("gptq", X, n_in, token_weights)
     if isinstance(damp, bool) or not isinstance(damp, (int, float)) or not damp > 0 \
             or not np.isfinite(damp):
         raise InvalidInputError(f"gptq: damp must be a number > 0 (e.g. 0.01); got {damp!r}.")
@@ -183,6 +200,8 @@ def gptq(w: Any, X: Any, *, bits: int = 4, group_size: int = 128, symmetric: boo
             raise InvalidInputError(
                 f"gptq: clip_ratios must be numbers in (0, 1]; got {clip_ratios!r}."
             )
+    if isinstance(refine, bool) or not isinstance(refine, int) or refine < 0:
+        raise InvalidInputError(f"gptq: refine must be an int ≥ 0; got {refine!r}.")
     ng = -(-n_in // group_size)
     n_pad = ng * group_size
     W = np.zeros((out, n_pad))
