@@ -70,7 +70,7 @@ def test_study_quick_rows():
 
     sents, labels = load_sentences()
     assert len(sents) == 40 and np.bincount(labels).tolist() == [20, 20]
-    rows, sens = run_study(("W8 RTN", "W2 RTN"))
+    rows, sens = run_study(("W8 RTN", "W2 RTN"), calibration="split")
     assert rows[0].cos_mean >= 0.999 and rows[0].bits == pytest.approx(8.25)
     assert rows[1].cos_mean < rows[0].cos_mean
     assert all(s > 0 for s in sens.values())
@@ -108,3 +108,28 @@ def test_group_sensitivity_grows_with_noise_and_vanishes_without():
     assert (small > 1e-6).all() and (large > small).all()
     again = group_sensitivity(MODEL, SENTS, labels, rel=0.01, rng=np.random.default_rng(1))
     np.testing.assert_array_equal(small, again)
+
+
+def test_calibration_sets_never_share_a_sentence_with_evaluation(tmp_path, monkeypatch):
+    from hetlab.quant import minilm_eval
+
+    cal, cal_labels, ev, _ = minilm_eval.calibration_set("extended")
+    split_cal, _, split_ev, _ = minilm_eval.calibration_set("split")
+    assert split_ev == ev and len(ev) == 20 and len(split_cal) == 20
+    assert cal[:20] == split_cal and len(cal) >= 200
+    assert not {s.lower() for s in cal} & {s.lower() for s in ev}
+    assert len(cal_labels) == len(cal) and set(cal_labels.tolist()) == {0, 1}
+    leaky = tmp_path / "calibration.tsv"
+    leaky.write_text(f"query\tA new sentence.\npassage\t{ev[3].upper()}\n", encoding="utf-8")
+    monkeypatch.setattr(minilm_eval, "CALIBRATION", leaky)
+    with pytest.raises(hl.HetlabError, match="share 1 sentence"):
+        minilm_eval.calibration_set("extended")
+    with pytest.raises(hl.HetlabError, match="kind must be"):
+        minilm_eval.calibration_set("all")
+
+
+def test_study_refuses_unknown_methods():
+    from hetlab.quant.minilm_eval import run_study
+
+    with pytest.raises(hl.HetlabError, match="configs must be"):
+        run_study(("W4 FOO",))

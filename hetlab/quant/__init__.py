@@ -11,10 +11,11 @@ The fused kernels that use these formats are ``hl.gemv_q`` and ``hl.gemm_q``.
 
 from .calibrate import ScaledQuantizedMatrix, calibrate_awq, mbq_token_weights, output_error
 from .formats import BITS, QuantizedMatrix, pack_codes, quantize, unpack_codes
+from .gptq import gptq
 from .mixed import BitPlan, allocate_bits, channel_importance
 
 __all__ = [
     "BITS", "QuantizedMatrix", "quantize", "pack_codes", "unpack_codes",
-    "ScaledQuantizedMatrix", "calibrate_awq", "mbq_token_weights", "output_error",
+    "ScaledQuantizedMatrix", "calibrate_awq", "gptq", "mbq_token_weights", "output_error",
     "BitPlan", "allocate_bits", "channel_importance",
 ]

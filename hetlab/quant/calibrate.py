@@ -11,7 +11,9 @@ the ``α`` with the smallest token-weighted output error
 ``Σ_t p_t ‖X_t (Q(W diag(s)) / s)ᵀ − X_t Wᵀ‖² / out``. ``α = 0`` is plain round-to-nearest.
 A second search clips each group's range (:func:`clip_search`; ratio 1 is no clipping).
 Both searches include the unmodified choice, so on the calibration tokens the result is
-never worse than RTN.
+never worse than RTN. With ``quantizer="gptq"`` the scaled matrix ``W diag(s)`` is then
+quantized by :func:`~hetlab.quant.gptq` on the scaled inputs ``X / s`` (act-order, and the
+clip search inside GPTQ's walk when ``clip``) instead of round-to-nearest.
 
 MBQ: modality-balanced weights
 ------------------------------
@@ -33,6 +35,7 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from .formats import QuantizedMatrix, check_weights, quantize
+from .gptq import CLIP_RATIOS, check_tokens, gptq
 
 __all__ = [
     "ScaledQuantizedMatrix", "calibrate_awq", "clip_search", "mbq_token_weights", "output_error",
@@ -82,30 +85,6 @@ class ScaledQuantizedMatrix:
         from ..kernels.quant.api import gemv_q
 
         return gemv_q(self.qw, np.asarray(x, np.float32) / self.input_scale, device=device)
-
-
-def _check_tokens(where: str, X: Any, n_in: int, token_weights: Any
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    arr = np.asarray(X)
-    if arr.dtype.kind != "f" or arr.ndim != 2 or arr.shape[1] != n_in or arr.shape[0] == 0:
-        raise InvalidInputError(
-            f"{where}: X must be a float array of shape (tokens ≥ 1, {n_in}); got "
-            f"{arr.dtype} of shape {arr.shape}."
-        )
-    if not np.isfinite(arr).all():
-        raise InvalidInputError(f"{where}: X must be finite; got NaN or inf values.")
-    t = arr.shape[0]
-    if token_weights is None:
-        p = np.full(t, 1.0 / t)
-    else:
-        p = np.asarray(token_weights, dtype=np.float64)
-        if p.shape != (t,) or not np.isfinite(p).all() or (p < 0).any() or p.sum() <= 0:
-            raise InvalidInputError(
-                f"{where}: token_weights must be {t} finite non-negative numbers with a "
-                f"positive sum; got shape {p.shape}."
-            )
-        p = p / p.sum()
-    return arr.astype(np.float64), p
 
 
 def output_error(w_eff: np.ndarray, w: np.ndarray, X: np.ndarray, p: np.ndarray) -> float:
@@ -160,7 +139,8 @@ def clip_search(w: np.ndarray, X: np.ndarray, p: np.ndarray, *, bits: int, group
 
 def calibrate_awq(w: Any, X: Any, *, bits: int = 4, group_size: int = 128,
                   symmetric: bool = False, token_weights: Any = None, grid: int = 20,
-                  clip: bool = True) -> ScaledQuantizedMatrix:
+                  clip: bool = True, quantizer: str = "rtn", damp: float = 0.01
+                  ) -> ScaledQuantizedMatrix:
     """Activation-aware scale search (AWQ-style), optionally with MBQ token weights.
 
     Parameters
@@ -178,16 +158,27 @@ def calibrate_awq(w: Any, X: Any, *, bits: int = 4, group_size: int = 128,
         Number of exponents ``α = 0, 1/grid, …`` tried.
     clip : bool, default True
         After the scale search, search a clipping ratio per (row, group) in [0.5, 1]
-        (:func:`clip_search`, AWQ's second step).
+        (:func:`clip_search`, AWQ's second step); with GPTQ, the ratios
+        :data:`~hetlab.quant.gptq.CLIP_RATIOS` inside GPTQ's walk.
+    quantizer : {"rtn", "gptq"}, default "rtn"
+        How the scaled matrix is finally quantized: round-to-nearest (AWQ) or
+        :func:`~hetlab.quant.gptq` with ``act_order=True`` on the scaled calibration inputs
+        (the scale exponent is always searched with round-to-nearest).
+    damp : float, default 0.01
+        GPTQ's dampening (``quantizer="gptq"`` only).
 
     Returns
     -------
     ScaledQuantizedMatrix
     """
     w64 = check_weights("calibrate_awq", w).astype(np.float64)
-    x64, p = _check_tokens("calibrate_awq", X, w64.shape[1], token_weights)
+    x64, p = check_tokens("calibrate_awq", X, w64.shape[1], token_weights)
     if isinstance(grid, bool) or not isinstance(grid, int) or grid < 1:
         raise InvalidInputError(f"calibrate_awq: grid must be an int ≥ 1; got {grid!r}.")
+    if quantizer not in ("rtn", "gptq"):
+        raise InvalidInputError(
+            f"calibrate_awq: quantizer must be 'rtn' or 'gptq'; got {quantizer!r}."
+        )
     a = np.maximum(p @ np.abs(x64), 1e-8)
     alphas = np.arange(grid) / grid
     losses = np.empty(grid)
@@ -201,7 +192,11 @@ def calibrate_awq(w: Any, X: Any, *, bits: int = 4, group_size: int = 128,
         if best is None or losses[i] < losses[best[0]]:
             best = (i, qw, s)
     i, qw, s = best  # type: ignore[misc]
-    if clip:
+    if quantizer == "gptq":
+        qw = gptq(w64 * s, x64 / s, bits=bits, group_size=group_size, symmetric=symmetric,
+                  token_weights=p, damp=damp, clip_ratios=CLIP_RATIOS if clip else None,
+                  act_order=True)
+    elif clip:
         qw = clip_search(w64 * s, x64 / s, p, bits=bits, group_size=group_size,
                          symmetric=symmetric, ratios=np.linspace(1.0, 0.5, 11))
     return ScaledQuantizedMatrix(qw, s.astype(np.float32), float(alphas[i]), losses, alphas)
