@@ -31,6 +31,7 @@ import numpy as np
 from numba import prange
 
 from ...quant.formats import QuantizedMatrix, planes
+from . import _numba_w4 as _w4
 
 __all__ = ["gemv_q", "gemm_q", "gemv_w4a8"]
 
@@ -217,10 +218,23 @@ def _common(qw: QuantizedMatrix) -> tuple:
         dot, nwp, gs * qw.bits // 32)
 
 
+def _w4_fast(qw: QuantizedMatrix) -> bool:
+    """Whether the 16-word vector kernels of :mod:`._numba_w4` take this format."""
+    return qw.bits == 4 and qw.group_size % 128 == 0
+
+
+def _chunks(n_out: int) -> int:
+    """Parallel work items: one contiguous row range per numba thread (fewer if tiny)."""
+    return max(1, min(numba.get_num_threads(), n_out))
+
+
 def gemv_q(qw: QuantizedMatrix, x: np.ndarray) -> np.ndarray:
     """y (out,) float32 = dequantized W @ x; x float32 of length ``qw.padded_in``."""
     head, tail = _common(qw)
     gs = qw.group_size
+    if _w4_fast(qw):
+        out = np.empty(qw.out_features, dtype=np.float32)
+        return _w4.gemv4(*head, x, _F16, gs, out, _chunks(qw.out_features))
     xsum = x.reshape(-1, gs).sum(axis=1, dtype=np.float32)
     out = np.empty(qw.out_features, dtype=np.float32)
     return _gemv(*head, _permuted_x(x, qw.bits, gs), xsum, _F16, gs, out, *tail)
@@ -231,6 +245,9 @@ def gemm_q(qw: QuantizedMatrix, X: np.ndarray) -> np.ndarray:
     head, tail = _common(qw)
     gs = qw.group_size
     m = X.shape[0]
+    if _w4_fast(qw):
+        out = np.empty((m, qw.out_features), dtype=np.float32)
+        return _w4.gemm4(*head, X, _F16, gs, out, _chunks(qw.out_features))
     xsum = X.reshape(m, -1, gs).sum(axis=2, dtype=np.float32)
     out = np.empty((m, qw.out_features), dtype=np.float32)
     # flattened here: a reshape inside numba is typed non-contiguous (gathers, 8× slower)

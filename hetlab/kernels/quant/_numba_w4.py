@@ -1,0 +1,123 @@
+"""W4 GEMV/GEMM on 16-word vectors (group sizes that are multiples of 128): the fast path.
+
+Same canonical format and same permuted, pre-scaled activations as
+:mod:`hetlab.kernels.quant.numba`; the group dot is the vector intrinsic
+:func:`~hetlab.kernels.quant._simd.gdot4_acc` (why, and the asm it becomes: see there).
+Per row, a 16-lane float32 accumulator collects ``s_g · (lane dots of group g)`` over all
+groups; the zero-point terms are summed apart and one horizontal sum ends the row::
+
+    y[r] = Σ_lanes Σ_g s[r, g] · dot_lane(g)  −  Σ_g s[r, g] · z[r, g] · Σ_k x[g, k]
+
+Rounding differs from the reference by float32 reassociation only (tolerance in
+:mod:`.spec`).
+
+Measured alternatives (4096×4096 W4 g128, one core, this machine; kept here so they are not
+retried blindly):
+
+- plain numba, words across lanes, one serial FMA chain and a horizontal sum per group
+  (the generic kernel of :mod:`.numba`): ~1.0 ms; LLVM picks ``ymm`` (prefer-256 tuning);
+- plain numba, repacked "row tiles" (16 rows' words for one word index adjacent, lanes =
+  rows, no horizontal sums), accumulators in a 64-float scratch: 1.05–1.1 ms — the
+  accumulators stay in memory (load + store per update) and the x values are broadcast
+  from registers (extra port-5 uops); with ``reassoc`` LLVM turned the per-word tree into
+  one 8-deep FMA chain through memory (1.3 ms);
+- plain numba with the function attribute ``"prefer-vector-width"="512"``: the loop
+  vectorizer still chose 8 lanes for this 16-trip loop (no gain);
+- this intrinsic: 0.87–0.95 ms on one core; the decode (``and`` + convert + FMA per 16
+  weights, on ports 0 and 5) is the limit, not memory (a plain read of the same words on
+  one core: 0.31 ms).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import prange
+
+from ._simd import LANES, gdot4_acc
+
+__all__ = ["gemv4", "gemm4", "prepare_x4"]
+
+_FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
+_OPTS = {"cache": True, "nogil": True, "fastmath": _FASTMATH}
+
+
+@numba.njit(**_OPTS)
+def prepare_x4(x, gs, xp, xsum):  # pragma: no cover - compiled
+    """Permute and pre-scale one activation row for the W4 kernels; its group sums.
+
+    ``xp[g·gs + j·nwp + i] = x[g·gs + 8i + j] · 2^(−4j)`` (value j of word i of group g;
+    ``nwp = gs / 8``; exact scaling), ``xsum[g] = Σ_k x[g·gs + k]`` in float32.
+    """
+    nwp = gs // 8
+    for g in range(xsum.shape[0]):
+        base = g * gs
+        tot = np.float32(0)
+        for i in range(nwp):
+            scale = np.float32(1)
+            for j in range(8):
+                v = x[base + 8 * i + j]
+                tot += v
+                xp[base + j * nwp + i] = v * scale
+                scale *= np.float32(0.0625)
+        xsum[g] = tot
+
+
+@numba.njit(**_OPTS)
+def _row(qflat, nw, scales, zeros, zsym, xp, xb, xsum, table, gs, r, acc
+         ):  # pragma: no cover - compiled
+    """One output: row ``r`` of the weights times the activations at ``xp[xb:]``."""
+    nwp = gs // 8
+    for i in range(LANES):
+        acc[i] = 0
+    zdot = np.float32(0)
+    for g in range(scales.shape[1]):
+        s = table[scales[r, g]]
+        z = table[zeros[r, g]] if zeros.shape[0] else zsym
+        zdot += s * z * xsum[g]
+        wb = r * nw + g * nwp
+        for c in range(0, nwp, LANES):
+            gdot4_acc(qflat, wb + c, xp, xb + g * gs + c, nwp, acc, s)
+    tot = np.float32(0)
+    for i in range(LANES):
+        tot += acc[i]
+    return tot - zdot
+
+
+@numba.njit(parallel=True, **_OPTS)
+def gemv4(qflat, nw, scales, zeros, zsym, x, table, gs, out, nchunk
+          ):  # pragma: no cover - compiled
+    """y = W x for W4 codes (``qflat`` = qweight flattened); ``out`` float32 (out,).
+
+    The activation preparation runs once on the calling thread, then ``nchunk`` contiguous
+    row ranges run in parallel (a scratch accumulator each).
+    """
+    xp = np.empty(x.shape[0], np.float32)
+    xsum = np.empty(scales.shape[1], np.float32)
+    prepare_x4(x, gs, xp, xsum)
+    n_out = out.shape[0]
+    for c in prange(nchunk):
+        acc = np.empty(LANES, np.float32)
+        for r in range(c * n_out // nchunk, (c + 1) * n_out // nchunk):
+            out[r] = _row(qflat, nw, scales, zeros, zsym, xp, 0, xsum, table, gs, r, acc)
+    return out
+
+
+@numba.njit(parallel=True, **_OPTS)
+def gemm4(qflat, nw, scales, zeros, zsym, X, table, gs, out, nchunk
+          ):  # pragma: no cover - compiled
+    """Y = X Wᵀ for W4 codes; X float32 (m, n), ``out`` float32 (m, out)."""
+    m, n = X.shape
+    ng = scales.shape[1]
+    xp = np.empty(m * n, np.float32)
+    xsum = np.empty(m * ng, np.float32)
+    for t in range(m):
+        prepare_x4(X[t], gs, xp[t * n:(t + 1) * n], xsum[t * ng:(t + 1) * ng])
+    n_out = out.shape[1]
+    for c in prange(nchunk):
+        acc = np.empty(LANES, np.float32)
+        for r in range(c * n_out // nchunk, (c + 1) * n_out // nchunk):
+            for t in range(m):
+                out[t, r] = _row(qflat, nw, scales, zeros, zsym, xp, t * n,
+                                 xsum[t * ng:(t + 1) * ng], table, gs, r, acc)
+    return out
