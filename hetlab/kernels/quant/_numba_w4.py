@@ -34,9 +34,15 @@ import numba
 import numpy as np
 from numba import prange
 
-from ._simd import LANES, gdot4_acc
+from ._simd import LANES, gdot4_acc, gdot4_vnni_acc
 
-__all__ = ["gemv4", "gemm4", "prepare_x4"]
+__all__ = ["gemv4", "gemv4_vnni", "gemm4", "prepare_x4", "prepare_limbs", "OUTLIER_RATIO"]
+
+#: a 128-activation block whose max |x| exceeds this times its mean |x| takes the float
+#: path in :func:`gemv4_vnni` (its small entries would lose too much in 22-bit fixed point)
+OUTLIER_RATIO = 64.0
+#: fixed-point steps per max |x| of a block: 3 int8 limbs, the top one within ±127
+_FIX = 127.0 * 16384.0
 
 _FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
 _OPTS = {"cache": True, "nogil": True, "fastmath": _FASTMATH}
@@ -120,4 +126,93 @@ def gemm4(qflat, nw, scales, zeros, zsym, X, table, gs, out, nchunk
             for t in range(m):
                 out[t, r] = _row(qflat, nw, scales, zeros, zsym, xp, t * n,
                                  xsum[t * ng:(t + 1) * ng], table, gs, r, acc)
+    return out
+
+
+@numba.njit(**_OPTS)
+def prepare_limbs(x, xl, xf, ok):  # pragma: no cover - compiled
+    """22-bit fixed point of each 128-activation block as three int8 limbs, for VNNI.
+
+    Block ``k`` with ``m = max |x|``: ``N = rint(x · 127·2^14 / m)`` (|N| ≤ 127·2^14) is
+    split exactly as ``N = 2^14·L0 + 2^7·L1 + L2`` with ``L0 ∈ [−127, 127]``,
+    ``L1, L2 ∈ [−64, 64]``; ``x ≈ N · xf[k]`` with ``xf[k] = m / (127·2^14)``, an error of
+    at most ~0.75 · xf[k] per activation (≈ 2^−22.4 · m). Limb ``l`` is stored at
+    ``xl[384k + 128l + 64·(i % 2) + i // 2]`` for activation ``i`` of the block (even
+    activations, then odd: the low and high nibbles of a code byte). ``ok[k]`` is False for
+    blocks with outliers (``m > OUTLIER_RATIO · mean |x|``), which the kernel computes in
+    float32 instead.
+    """
+    for k in range(xf.shape[0]):
+        b = 128 * k
+        m = np.float32(0)
+        s1 = np.float32(0)
+        for i in range(128):
+            v = abs(x[b + i])
+            m = max(m, v)
+            s1 += v
+        ok[k] = m <= OUTLIER_RATIO * s1 / 128
+        if m == 0:
+            xf[k] = 0
+            for i in range(384):
+                xl[384 * k + i] = 0
+            continue
+        if not ok[k]:
+            continue
+        u = np.float32(_FIX) / m
+        xf[k] = m / np.float32(_FIX)
+        for i in range(128):
+            n = np.int32(np.rint(x[b + i] * u))
+            l0 = (n + 8192) >> 14
+            r = n - (l0 << 14)
+            l1 = (r + 64) >> 7
+            at = 384 * k + 64 * (i & 1) + (i >> 1)
+            xl[at] = l0
+            xl[at + 128] = l1
+            xl[at + 256] = r - (l1 << 7)
+
+
+@numba.njit(**_OPTS)
+def _row_vnni(qflat, nw, scales, zeros, zsym, xl, xf, ok, xp, xsum, table, gs, r, acc
+              ):  # pragma: no cover - compiled
+    """Row ``r`` times one activation row: VNNI integer dots, float32 for outlier blocks."""
+    nwp = gs // 8
+    nb = gs // 128
+    for i in range(LANES):
+        acc[i] = 0
+    zdot = np.float32(0)
+    for g in range(scales.shape[1]):
+        s = table[scales[r, g]]
+        z = table[zeros[r, g]] if zeros.shape[0] else zsym
+        zdot += s * z * xsum[g]
+        for c in range(nb):
+            k = g * nb + c
+            wb = r * nw + g * nwp + LANES * c
+            if ok[k]:
+                gdot4_vnni_acc(qflat, wb, xl, 384 * k, acc, s * xf[k])
+            else:
+                gdot4_acc(qflat, wb, xp, g * gs + LANES * c, nwp, acc, s)
+    tot = np.float32(0)
+    for i in range(LANES):
+        tot += acc[i]
+    return tot - zdot
+
+
+@numba.njit(parallel=True, **_OPTS)
+def gemv4_vnni(qflat, nw, scales, zeros, zsym, x, table, gs, out, nchunk
+               ):  # pragma: no cover - compiled
+    """:func:`gemv4` with AVX512-VNNI integer group dots (``_simd.HAS_VNNI`` machines only)."""
+    n = x.shape[0]
+    xp = np.empty(n, np.float32)
+    xsum = np.empty(scales.shape[1], np.float32)
+    prepare_x4(x, gs, xp, xsum)
+    xl = np.empty(3 * n, np.int8)
+    xf = np.empty(n // 128, np.float32)
+    ok = np.empty(n // 128, np.bool_)
+    prepare_limbs(x, xl, xf, ok)
+    n_out = out.shape[0]
+    for c in prange(nchunk):
+        acc = np.empty(LANES, np.float32)
+        for r in range(c * n_out // nchunk, (c + 1) * n_out // nchunk):
+            out[r] = _row_vnni(qflat, nw, scales, zeros, zsym, xl, xf, ok, xp, xsum, table,
+                               gs, r, acc)
     return out

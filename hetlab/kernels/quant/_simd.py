@@ -31,7 +31,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["LANES", "gdot4_acc"]
+__all__ = ["LANES", "HAS_VNNI", "gdot4_acc", "gdot4_vnni_acc"]
 
 #: words per vector: one 64-byte cache line of packed codes
 LANES = 16
@@ -42,11 +42,11 @@ _VI = ir.VectorType(_I32, LANES)
 _VF = ir.VectorType(ir.FloatType(), LANES)
 
 
-def _load(context, builder, arrty, arr, index, vty):  # pragma: no cover - compile time
-    """(vector loaded from ``arr[index:index + LANES]``, its pointer); 4-byte aligned."""
+def _load(context, builder, arrty, arr, index, vty, align=4):  # pragma: no cover
+    """(vector loaded from ``arr[index:index + LANES]``, its pointer)."""
     data = context.make_array(arrty)(context, builder, arr).data
     ptr = builder.bitcast(builder.gep(data, [index], inbounds=True), vty.as_pointer())
-    return builder.load(ptr, align=4), ptr
+    return builder.load(ptr, align=align), ptr
 
 
 def _fma(builder, a, b, c):  # pragma: no cover - compile time
@@ -92,6 +92,75 @@ def gdot4_acc(typingctx, q, wb, xp, xb, nwp, acc, s):
         d = builder.fadd(partial[-2], partial[-1])
         a, aptr = _load(context, builder, signature.args[5], acc_, ir.Constant(_I64, 0), _VF)
         builder.store(_fma(builder, _splat(builder, s_, _VF), d, a), aptr, align=4)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+# --- AVX512-VNNI: integer dot products of 4-bit codes with int8 activation limbs ----------
+
+_VNNI = "llvm.x86.avx512.vpdpbusd.512"
+
+
+def _host_has_vnni() -> bool:
+    """Whether numba compiles for this CPU and the CPU has AVX512-VNNI (vpdpbusd)."""
+    import llvmlite.binding as llvm
+    import numba
+
+    if numba.config.CPU_NAME not in (None, "host") or numba.config.CPU_FEATURES is not None:
+        return False  # a portable (cached for another CPU) build: keep to generic IR
+    feats = llvm.get_host_cpu_features()
+    return bool(feats.get("avx512vnni") and feats.get("avx512bw") and feats.get("avx512f"))
+
+
+#: the VNNI kernels are compiled (and used) only where this is True
+HAS_VNNI = _host_has_vnni()
+
+
+def _splat_i(value: int):  # pragma: no cover - compile time
+    return ir.Constant(_VI, [ir.Constant(_I32, value)] * LANES)
+
+
+@intrinsic
+def gdot4_vnni_acc(typingctx, q, wb, xl, xb, acc, f):
+    """``acc[:16] += f · float(Σ_l 2^(7·(2−l)) · Σ_b codes · limb_l)`` over 16 words (128 codes).
+
+    ``q`` uint32 1-D (4-bit codes), ``xl`` int8 1-D: at ``xb`` the 3 × 128 limb bytes of
+    one 128-activation block — limb ``l`` (weights 2^14, 2^7, 1) as 64 bytes for the even
+    activations then 64 for the odd ones (:func:`~hetlab.kernels.quant._numba_w4.
+    prepare_limbs`), matching the low and high nibbles of each code byte. ``vpdpbusd``
+    multiplies unsigned code bytes by signed limb bytes and adds groups of 4 into int32
+    lanes: exact (each lane sums 8 products ≤ 15·127 per limb; the combined value stays
+    below 2^28). One int→float conversion and one FMA per block follow. Only for
+    ``HAS_VNNI`` machines (this is an x86 intrinsic).
+    """
+    ok = (isinstance(q, types.Array) and q.dtype == types.uint32
+          and isinstance(xl, types.Array) and xl.dtype == types.int8
+          and isinstance(acc, types.Array) and acc.dtype == types.float32)
+    if not ok:
+        return None
+    sig = types.void(q, types.int64, xl, types.int64, acc, types.float32)
+
+    def codegen(context, builder, signature, args):  # pragma: no cover - compile time
+        q_, wb_, xl_, xb_, acc_, f_ = args
+        words, _ = _load(context, builder, signature.args[0], q_, wb_, _VI)
+        lo = builder.and_(words, _splat_i(0x0F0F0F0F))
+        hi = builder.and_(builder.lshr(words, _splat_i(4)), _splat_i(0x0F0F0F0F))
+        dp = cgutils.get_or_insert_function(builder.module,
+                                            ir.FunctionType(_VI, [_VI, _VI, _VI]), _VNNI)
+        limbs = []
+        for limb in range(3):
+            a = ir.Constant(_VI, None)
+            for k, codes in enumerate((lo, hi)):
+                off = builder.add(xb_, ir.Constant(_I64, 128 * limb + 64 * k))
+                x, _ = _load(context, builder, signature.args[2], xl_, off, _VI, align=1)
+                a = builder.call(dp, [a, codes, x])
+            limbs.append(a)
+        d = builder.add(builder.add(builder.shl(limbs[0], _splat_i(14)),
+                                    builder.shl(limbs[1], _splat_i(7))), limbs[2])
+        a, aptr = _load(context, builder, signature.args[4], acc_, ir.Constant(_I64, 0), _VF)
+        builder.store(_fma(builder, _splat(builder, f_, _VF), builder.sitofp(d, _VF), a),
+                      aptr, align=4)
         return context.get_dummy_value()
 
     return sig, codegen

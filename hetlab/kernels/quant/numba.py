@@ -32,6 +32,7 @@ from numba import prange
 
 from ...quant.formats import QuantizedMatrix, planes
 from . import _numba_w4 as _w4
+from ._simd import HAS_VNNI
 
 __all__ = ["gemv_q", "gemm_q", "gemv_w4a8"]
 
@@ -234,7 +235,8 @@ def gemv_q(qw: QuantizedMatrix, x: np.ndarray) -> np.ndarray:
     gs = qw.group_size
     if _w4_fast(qw):
         out = np.empty(qw.out_features, dtype=np.float32)
-        return _w4.gemv4(*head, x, _F16, gs, out, _chunks(qw.out_features))
+        kernel = _w4.gemv4_vnni if HAS_VNNI else _w4.gemv4
+        return kernel(*head, x, _F16, gs, out, _chunks(qw.out_features))
     xsum = x.reshape(-1, gs).sum(axis=1, dtype=np.float32)
     out = np.empty(qw.out_features, dtype=np.float32)
     return _gemv(*head, _permuted_x(x, qw.bits, gs), xsum, _F16, gs, out, *tail)
