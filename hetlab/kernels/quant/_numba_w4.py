@@ -34,7 +34,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from ._simd import LANES, gdot4_acc, gdot4_vnni_acc
+from ._simd import LANES, fetch_add, gdot4_acc, gdot4_vnni_acc
 
 __all__ = ["gemv4", "gemv4_vnni", "gemm4", "prepare_x4", "prepare_limbs", "OUTLIER_RATIO"]
 
@@ -43,6 +43,8 @@ __all__ = ["gemv4", "gemv4_vnni", "gemm4", "prepare_x4", "prepare_limbs", "OUTLI
 OUTLIER_RATIO = 64.0
 #: fixed-point steps per max |x| of a block: 3 int8 limbs, the top one within ±127
 _FIX = 127.0 * 16384.0
+#: output rows per block taken from the shared counter (dynamic scheduling)
+BLOCK_ROWS = 16
 
 _FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
 _OPTS = {"cache": True, "nogil": True, "fastmath": _FASTMATH}
@@ -95,17 +97,23 @@ def gemv4(qflat, nw, scales, zeros, zsym, x, table, gs, out, nchunk
           ):  # pragma: no cover - compiled
     """y = W x for W4 codes (``qflat`` = qweight flattened); ``out`` float32 (out,).
 
-    The activation preparation runs once on the calling thread, then ``nchunk`` contiguous
-    row ranges run in parallel (a scratch accumulator each).
+    The activation preparation runs once on the calling thread; then ``nchunk`` workers
+    (one per thread) take blocks of :data:`BLOCK_ROWS` rows from a shared atomic counter
+    until none are left (dynamic scheduling: see :func:`~._simd.fetch_add`).
     """
     xp = np.empty(x.shape[0], np.float32)
     xsum = np.empty(scales.shape[1], np.float32)
     prepare_x4(x, gs, xp, xsum)
     n_out = out.shape[0]
-    for c in prange(nchunk):
+    nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
+    counter = np.zeros(1, np.int64)
+    for _ in prange(nchunk):
         acc = np.empty(LANES, np.float32)
-        for r in range(c * n_out // nchunk, (c + 1) * n_out // nchunk):
-            out[r] = _row(qflat, nw, scales, zeros, zsym, xp, 0, xsum, table, gs, r, acc)
+        b = fetch_add(counter, 1)
+        while b < nblk:
+            for r in range(b * BLOCK_ROWS, min(b * BLOCK_ROWS + BLOCK_ROWS, n_out)):
+                out[r] = _row(qflat, nw, scales, zeros, zsym, xp, 0, xsum, table, gs, r, acc)
+            b = fetch_add(counter, 1)
     return out
 
 
@@ -120,12 +128,17 @@ def gemm4(qflat, nw, scales, zeros, zsym, X, table, gs, out, nchunk
     for t in range(m):
         prepare_x4(X[t], gs, xp[t * n:(t + 1) * n], xsum[t * ng:(t + 1) * ng])
     n_out = out.shape[1]
-    for c in prange(nchunk):
+    nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
+    counter = np.zeros(1, np.int64)
+    for _ in prange(nchunk):
         acc = np.empty(LANES, np.float32)
-        for r in range(c * n_out // nchunk, (c + 1) * n_out // nchunk):
-            for t in range(m):
-                out[t, r] = _row(qflat, nw, scales, zeros, zsym, xp, t * n,
-                                 xsum[t * ng:(t + 1) * ng], table, gs, r, acc)
+        b = fetch_add(counter, 1)
+        while b < nblk:
+            for r in range(b * BLOCK_ROWS, min(b * BLOCK_ROWS + BLOCK_ROWS, n_out)):
+                for t in range(m):
+                    out[t, r] = _row(qflat, nw, scales, zeros, zsym, xp, t * n,
+                                     xsum[t * ng:(t + 1) * ng], table, gs, r, acc)
+            b = fetch_add(counter, 1)
     return out
 
 
@@ -210,9 +223,14 @@ def gemv4_vnni(qflat, nw, scales, zeros, zsym, x, table, gs, out, nchunk
     ok = np.empty(n // 128, np.bool_)
     prepare_limbs(x, xl, xf, ok)
     n_out = out.shape[0]
-    for c in prange(nchunk):
+    nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
+    counter = np.zeros(1, np.int64)
+    for _ in prange(nchunk):
         acc = np.empty(LANES, np.float32)
-        for r in range(c * n_out // nchunk, (c + 1) * n_out // nchunk):
-            out[r] = _row_vnni(qflat, nw, scales, zeros, zsym, xl, xf, ok, xp, xsum, table,
-                               gs, r, acc)
+        b = fetch_add(counter, 1)
+        while b < nblk:
+            for r in range(b * BLOCK_ROWS, min(b * BLOCK_ROWS + BLOCK_ROWS, n_out)):
+                out[r] = _row_vnni(qflat, nw, scales, zeros, zsym, xl, xf, ok, xp, xsum,
+                                   table, gs, r, acc)
+            b = fetch_add(counter, 1)
     return out

@@ -225,8 +225,8 @@ def _w4_fast(qw: QuantizedMatrix) -> bool:
 
 
 def _chunks(n_out: int) -> int:
-    """Parallel work items: one contiguous row range per numba thread (fewer if tiny)."""
-    return max(1, min(numba.get_num_threads(), n_out))
+    """Parallel workers of the W4 kernels: one per numba thread (they share row blocks)."""
+    return numba.get_num_threads()
 
 
 def gemv_q(qw: QuantizedMatrix, x: np.ndarray) -> np.ndarray:
