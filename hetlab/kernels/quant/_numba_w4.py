@@ -23,9 +23,20 @@ retried blindly):
   one 8-deep FMA chain through memory (1.3 ms);
 - plain numba with the function attribute ``"prefer-vector-width"="512"``: the loop
   vectorizer still chose 8 lanes for this 16-trip loop (no gain);
-- this intrinsic: 0.87–0.95 ms on one core; the decode (``and`` + convert + FMA per 16
-  weights, on ports 0 and 5) is the limit, not memory (a plain read of the same words on
-  one core: 0.31 ms).
+- the float intrinsic (:func:`gemv4`): 0.86–0.95 ms on one core; the decode (``and`` +
+  convert + FMA per 16 weights, ports 0 and 5) is the limit, not memory (a plain read of the
+  same words on one core: 0.31 ms);
+- AVX512-VNNI (:func:`gemv4_vnni`): 3 decode ops + 6 ``vpdpbusd`` + 6 to combine per 128
+  weights instead of 25: 0.53 ms on one core in a quiet moment (the same run: float 0.86);
+  under memory-bandwidth contention from other jobs both converge (0.8–0.9 ms);
+- numba's static ``prange`` split into one range per thread: a worker woken from sleep
+  (``OMP_WAIT_POLICY=PASSIVE``) starts 30–100 µs late on this VM, and one preempted by
+  another process makes the whole call wait; the blocks of :data:`BLOCK_ROWS` rows from an
+  atomic counter (dynamic scheduling) let the other thread take up the slack.
+
+Known limit (shared with :mod:`.numba`): the zero point is factored out (``Σ q·x − z·Σ x``),
+so one activation orders of magnitude above the others cancels against its zero-point term
+in float32 (see :mod:`.spec`).
 """
 
 from __future__ import annotations

@@ -30,7 +30,10 @@ def gemv_q(qw: QuantizedMatrix, x: Any, *, device: Device = None,
 
     Fused on the compiled backends: codes are unpacked and dequantized group by group while
     the dot products run; the weights are never expanded to a float matrix.
-    Accumulation is float32 (see :mod:`hetlab.kernels.quant.spec` for the tolerance).
+    Accumulation is float32 (see :mod:`hetlab.kernels.quant.spec` for the tolerance); on
+    AVX512-VNNI CPUs the numba W4 kernel (group size a multiple of 128) multiplies the codes
+    with a 22-bit fixed-point copy of ``x`` in exact integer arithmetic instead — same
+    tolerance, documented in the spec.
 
     Parameters
     ----------
