@@ -106,3 +106,26 @@ def test_fetch_add_hands_out_every_block_once():
 
     assert (take(1000, 4) == 1).all()
     assert (take(3, 8) == 1).all()
+
+
+@pytest.mark.skipif(not HAS_VNNI, reason="no AVX512-VNNI")
+@FAST
+@given(out=st.integers(1, 40), n_in=st.integers(1, 700), gs=st.sampled_from([128, 256, 512]),
+       sym=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_w4a8_vnni_is_exact_on_integers_and_equals_reference(out, n_in, gs, sym, seed):
+    """Unit scales and integer activations (max 127): every step is exact, so the VNNI
+    kernel must equal the float64 product bit for bit; random scales: within tolerance."""
+    rng = np.random.default_rng(seed)
+    ng = -(-n_in // gs)
+    codes = rng.integers(0, 16, (out, ng * gs))
+    zeros = None if sym else rng.integers(0, 16, (out, ng)).astype(np.float16)
+    qw = quant.QuantizedMatrix.from_codes(codes, np.ones((out, ng), np.float16), zeros, 4, gs,
+                                          n_in)
+    x = rng.integers(-127, 128, n_in).astype(np.float32)
+    x[rng.integers(n_in)] = 127.0
+    exact = (qw.dequantize(np.float64) @ x).astype(np.float32)
+    np.testing.assert_array_equal(hl.gemv_w4a8(qw, x, device="numba"), exact)
+    qw2, x2 = _case(out, n_in, gs, sym, seed)
+    got = hl.gemv_w4a8(qw2, x2, device="numba")
+    want = reference.gemv_w4a8(qw2, np.pad(x2, (0, qw2.padded_in - n_in)))
+    assert hl.gemv_w4a8.spec.error(got, want) <= TOLERANCE

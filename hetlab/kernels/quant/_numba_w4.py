@@ -45,9 +45,10 @@ import numba
 import numpy as np
 from numba import prange
 
-from ._simd import LANES, fetch_add, gdot4_acc, gdot4_vnni_acc
+from ._simd import LANES, fetch_add, gdot4_acc, gdot4_vnni_acc, idot4_vnni_acc
 
-__all__ = ["gemv4", "gemv4_vnni", "gemm4", "prepare_x4", "prepare_limbs", "OUTLIER_RATIO"]
+__all__ = ["gemv4", "gemv4_vnni", "gemv_w4a8_vnni", "gemm4", "prepare_x4", "prepare_limbs",
+           "OUTLIER_RATIO"]
 
 #: a 128-activation block whose max |x| exceeds this times its mean |x| takes the float
 #: path in :func:`gemv4_vnni` (its small entries would lose too much in 22-bit fixed point)
@@ -243,5 +244,52 @@ def gemv4_vnni(qflat, nw, scales, zeros, zsym, x, table, gs, out, nchunk
             for r in range(b * BLOCK_ROWS, min(b * BLOCK_ROWS + BLOCK_ROWS, n_out)):
                 out[r] = _row_vnni(qflat, nw, scales, zeros, zsym, xl, xf, ok, xp, xsum,
                                    table, gs, r, acc)
+            b = fetch_add(counter, 1)
+    return out
+
+
+@numba.njit(parallel=True, **_OPTS)
+def gemv_w4a8_vnni(qflat, nw, scales, zeros, zsym, xq, sx, table, gs, out, nchunk
+                   ):  # pragma: no cover - compiled
+    """W4A8 GEMV on AVX512-VNNI: ``y[r] = sx · Σ_g s · (Σ q·xq − z·Σ xq)``.
+
+    ``xq`` int8 (padded_in,), ``sx`` float32. The integer products are exact per lane
+    (``vpdpbusd``); each group's 16 lane sums are scaled by ``s`` in float32 (rounding only).
+    """
+    n = xq.shape[0]
+    ng = scales.shape[1]
+    xl = np.empty(n, np.int8)
+    xsum = np.empty(ng, np.float32)
+    for g in range(ng):
+        tot = 0
+        for i in range(gs):
+            k = g * gs + i
+            xl[(k >> 7) * 128 + 64 * (k & 1) + ((k & 127) >> 1)] = xq[k]
+            tot += np.int64(xq[k])
+        xsum[g] = np.float32(tot)
+    nb = gs // 128
+    nwp = gs // 8
+    n_out = out.shape[0]
+    nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
+    counter = np.zeros(1, np.int64)
+    for _ in prange(nchunk):
+        acc = np.empty(LANES, np.float32)
+        b = fetch_add(counter, 1)
+        while b < nblk:
+            for r in range(b * BLOCK_ROWS, min(b * BLOCK_ROWS + BLOCK_ROWS, n_out)):
+                for i in range(LANES):
+                    acc[i] = 0
+                zdot = np.float32(0)
+                for g in range(ng):
+                    s = table[scales[r, g]]
+                    z = table[zeros[r, g]] if zeros.shape[0] else zsym
+                    zdot += s * (z * xsum[g])
+                    for c in range(nb):
+                        idot4_vnni_acc(qflat, r * nw + g * nwp + LANES * c, xl,
+                                       128 * (g * nb + c), acc, s)
+                tot = np.float32(0)
+                for i in range(LANES):
+                    tot += acc[i]
+                out[r] = (tot - zdot) * sx
             b = fetch_add(counter, 1)
     return out

@@ -31,7 +31,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["LANES", "HAS_VNNI", "gdot4_acc", "gdot4_vnni_acc", "fetch_add"]
+__all__ = ["LANES", "HAS_VNNI", "gdot4_acc", "gdot4_vnni_acc", "idot4_vnni_acc", "fetch_add"]
 
 #: words per vector: one 64-byte cache line of packed codes
 LANES = 16
@@ -121,49 +121,64 @@ def _splat_i(value: int):  # pragma: no cover - compile time
     return ir.Constant(_VI, [ir.Constant(_I32, value)] * LANES)
 
 
-@intrinsic
-def gdot4_vnni_acc(typingctx, q, wb, xl, xb, acc, f):
-    """``acc[:16] += f · float(Σ_l 2^(7·(2−l)) · Σ_b codes · limb_l)`` over 16 words (128 codes).
+def _vnni_intrinsic(nlimbs: int, name: str, doc: str):
+    """An intrinsic ``f(q, wb, xl, xb, acc, f)`` for ``nlimbs`` int8 limbs (see below)."""
 
-    ``q`` uint32 1-D (4-bit codes), ``xl`` int8 1-D: at ``xb`` the 3 × 128 limb bytes of
-    one 128-activation block — limb ``l`` (weights 2^14, 2^7, 1) as 64 bytes for the even
-    activations then 64 for the odd ones (:func:`~hetlab.kernels.quant._numba_w4.
-    prepare_limbs`), matching the low and high nibbles of each code byte. ``vpdpbusd``
-    multiplies unsigned code bytes by signed limb bytes and adds groups of 4 into int32
-    lanes: exact (each lane sums 8 products ≤ 15·127 per limb; the combined value stays
-    below 2^28). One int→float conversion and one FMA per block follow. Only for
-    ``HAS_VNNI`` machines (this is an x86 intrinsic).
-    """
-    ok = (isinstance(q, types.Array) and q.dtype == types.uint32
-          and isinstance(xl, types.Array) and xl.dtype == types.int8
-          and isinstance(acc, types.Array) and acc.dtype == types.float32)
-    if not ok:
-        return None
-    sig = types.void(q, types.int64, xl, types.int64, acc, types.float32)
+    def impl(typingctx, q, wb, xl, xb, acc, f):
+        ok = (isinstance(q, types.Array) and q.dtype == types.uint32
+              and isinstance(xl, types.Array) and xl.dtype == types.int8
+              and isinstance(acc, types.Array) and acc.dtype == types.float32)
+        if not ok:
+            return None
+        sig = types.void(q, types.int64, xl, types.int64, acc, types.float32)
 
-    def codegen(context, builder, signature, args):  # pragma: no cover - compile time
-        q_, wb_, xl_, xb_, acc_, f_ = args
-        words, _ = _load(context, builder, signature.args[0], q_, wb_, _VI)
-        lo = builder.and_(words, _splat_i(0x0F0F0F0F))
-        hi = builder.and_(builder.lshr(words, _splat_i(4)), _splat_i(0x0F0F0F0F))
-        dp = cgutils.get_or_insert_function(builder.module,
-                                            ir.FunctionType(_VI, [_VI, _VI, _VI]), _VNNI)
-        limbs = []
-        for limb in range(3):
-            a = ir.Constant(_VI, None)
-            for k, codes in enumerate((lo, hi)):
-                off = builder.add(xb_, ir.Constant(_I64, 128 * limb + 64 * k))
-                x, _ = _load(context, builder, signature.args[2], xl_, off, _VI, align=1)
-                a = builder.call(dp, [a, codes, x])
-            limbs.append(a)
-        d = builder.add(builder.add(builder.shl(limbs[0], _splat_i(14)),
-                                    builder.shl(limbs[1], _splat_i(7))), limbs[2])
-        a, aptr = _load(context, builder, signature.args[4], acc_, ir.Constant(_I64, 0), _VF)
-        builder.store(_fma(builder, _splat(builder, f_, _VF), builder.sitofp(d, _VF), a),
-                      aptr, align=4)
-        return context.get_dummy_value()
+        def codegen(context, builder, signature, args):  # pragma: no cover - compile time
+            q_, wb_, xl_, xb_, acc_, f_ = args
+            words, _ = _load(context, builder, signature.args[0], q_, wb_, _VI)
+            lo = builder.and_(words, _splat_i(0x0F0F0F0F))
+            hi = builder.and_(builder.lshr(words, _splat_i(4)), _splat_i(0x0F0F0F0F))
+            dp = cgutils.get_or_insert_function(builder.module,
+                                                ir.FunctionType(_VI, [_VI, _VI, _VI]), _VNNI)
+            d = None
+            for limb in range(nlimbs):
+                a = ir.Constant(_VI, None)
+                for k, codes in enumerate((lo, hi)):
+                    off = builder.add(xb_, ir.Constant(_I64, 128 * limb + 64 * k))
+                    x, _ = _load(context, builder, signature.args[2], xl_, off, _VI, align=1)
+                    a = builder.call(dp, [a, codes, x])
+                shift = 7 * (nlimbs - 1 - limb)
+                a = builder.shl(a, _splat_i(shift)) if shift else a
+                d = a if d is None else builder.add(d, a)
+            a, aptr = _load(context, builder, signature.args[4], acc_, ir.Constant(_I64, 0), _VF)
+            builder.store(_fma(builder, _splat(builder, f_, _VF), builder.sitofp(d, _VF), a),
+                          aptr, align=4)
+            return context.get_dummy_value()
 
-    return sig, codegen
+        return sig, codegen
+
+    impl.__name__ = impl.__qualname__ = name
+    impl.__doc__ = doc
+    return intrinsic(impl)
+
+
+gdot4_vnni_acc = _vnni_intrinsic(3, "gdot4_vnni_acc", """\
+``acc[:16] += f · float(Σ_l 2^(7·(2−l)) · Σ codes · limb_l)`` over 16 words (128 codes).
+
+``q`` uint32 1-D (4-bit codes), ``xl`` int8 1-D: at ``xb`` the 3 × 128 limb bytes of one
+128-activation block — limb ``l`` (weights 2^14, 2^7, 1) as 64 bytes for the even
+activations then 64 for the odd ones (:func:`~hetlab.kernels.quant._numba_w4.prepare_limbs`),
+matching the low and high nibbles of each code byte. ``vpdpbusd`` multiplies unsigned code
+bytes by signed limb bytes and adds groups of 4 into int32 lanes: exact (each lane sums 8
+products ≤ 15·127 per limb; the combined value stays below 2^28). One int→float conversion
+and one FMA per block follow. Only for ``HAS_VNNI`` machines (this is an x86 intrinsic).
+""")
+
+idot4_vnni_acc = _vnni_intrinsic(1, "idot4_vnni_acc", """\
+``acc[:16] += f · float(Σ codes · xq)`` over 16 words (128 codes): W4A8's exact integer dot.
+
+``xl`` holds the int8 activations of one 128-block at ``xb``, even ones then odd ones (64 +
+64 bytes). Each lane's sum (8 products ≤ 15·127) is exact in int32 and in float32.
+""")
 
 
 # --- dynamic scheduling -------------------------------------------------------------------

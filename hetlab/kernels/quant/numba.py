@@ -343,6 +343,10 @@ def gemv_w4a8(qw: QuantizedMatrix, x: np.ndarray) -> np.ndarray:
     scales = qw.scales.view(np.uint16)
     zeros = (np.zeros((0, 0), np.uint16) if qw.zeros is None else qw.zeros.view(np.uint16))
     out = np.empty(qw.out_features, dtype=np.float32)
+    if HAS_VNNI and _w4_fast(qw) and gs <= 8192:  # float32 holds z·Σxq exactly up to here
+        return _w4.gemv_w4a8_vnni(qw.qweight.reshape(-1), qw.qweight.shape[1], scales, zeros,
+                                  np.float32(2 ** (qw.bits - 1)), xq, np.float32(sx), _F16,
+                                  gs, out, _chunks(qw.out_features))
     return _gemv_w4a8(qw.qweight.reshape(-1), qw.qweight.shape[1], scales, zeros,
                       np.int32(2 ** (qw.bits - 1)), xq, xsum, np.float32(sx), _F16, gs,
                       gs * qw.bits // 32, out, _IDOT[qw.bits])
