@@ -98,10 +98,10 @@ def gemv_w4a8(qw: QuantizedMatrix, x: Any, *, device: Device = None,
 
     Accuracy: the integer dots equal the reference bit for bit (on AVX512-VNNI CPUs the numba
     W4 kernel rescales each group's 16 exact lane sums rather than their total); the float
-    rescale differs by rounding only (the tolerance of :mod:`hetlab.kernels.quant.spec`, 1e-4 relative to
-    ``max |y|``). Against the A16 :func:`gemv_q` the int8 activations add their own rounding
-    error — about ``0.3 · max|x| / 127 · ‖w_r‖`` per output for random inputs, i.e. ~1% of
-    ``max |y|`` for Gaussian x of length 4096 (measured in the tests).
+    rescale differs by rounding only (the tolerance of :mod:`hetlab.kernels.quant.spec`,
+    1e-4 relative to ``max |y|``). Against the A16 :func:`gemv_q` the int8 activations add
+    their own rounding error — about ``0.3 · max|x| / 127 · ‖w_r‖`` per output for random
+    inputs, i.e. ~1% of ``max |y|`` for Gaussian x of length 4096 (measured in the tests).
 
     Parameters
     ----------
