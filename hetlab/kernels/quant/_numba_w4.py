@@ -28,7 +28,9 @@ retried blindly):
   same words on one core: 0.31 ms);
 - AVX512-VNNI (:func:`gemv4_vnni`): 3 decode ops + 6 ``vpdpbusd`` + 6 to combine per 128
   weights instead of 25: 0.53 ms on one core in a quiet moment (the same run: float 0.86);
-  under memory-bandwidth contention from other jobs both converge (0.8–0.9 ms);
+  under memory-bandwidth contention from other jobs both converge (0.8–0.9 ms); chaining
+  the limbs through one accumulator (shift, then the next ``vpdpbusd``) instead of shifting
+  and adding measured 3% slower (longer dependency chain);
 - numba's static ``prange`` split into one range per thread: a worker woken from sleep
   (``OMP_WAIT_POLICY=PASSIVE``) starts 30–100 µs late on this VM, and one preempted by
   another process makes the whole call wait; the blocks of :data:`BLOCK_ROWS` rows from an
