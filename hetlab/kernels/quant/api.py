@@ -30,7 +30,10 @@ def gemv_q(qw: QuantizedMatrix, x: Any, *, device: Device = None,
 
     Fused on the compiled backends: codes are unpacked and dequantized group by group while
     the dot products run; the weights are never expanded to a float matrix.
-    Accumulation is float32 (see :mod:`hetlab.kernels.quant.spec` for the tolerance).
+    Accumulation is float32 (see :mod:`hetlab.kernels.quant.spec` for the tolerance); on
+    AVX512-VNNI CPUs the numba W4 kernel (group size a multiple of 128) multiplies the codes
+    with a 22-bit fixed-point copy of ``x`` in exact integer arithmetic instead — same
+    tolerance, documented in the spec.
 
     Parameters
     ----------
@@ -93,11 +96,12 @@ def gemv_w4a8(qw: QuantizedMatrix, x: Any, *, device: Device = None,
     rescaled once: ``y[r] = sx · Σ_g s[r, g] · d[r, g]`` (float32 accumulation). Works for
     every weight width (the name follows the common W4 case).
 
-    Accuracy: the integer dots equal the reference bit for bit; the float rescale differs by
-    rounding only (the tolerance of :mod:`hetlab.kernels.quant.spec`, 1e-4 relative to
-    ``max |y|``). Against the A16 :func:`gemv_q` the int8 activations add their own rounding
-    error — about ``0.3 · max|x| / 127 · ‖w_r‖`` per output for random inputs, i.e. ~1% of
-    ``max |y|`` for Gaussian x of length 4096 (measured in the tests).
+    Accuracy: the integer dots equal the reference bit for bit (on AVX512-VNNI CPUs the numba
+    W4 kernel rescales each group's 16 exact lane sums rather than their total); the float
+    rescale differs by rounding only (the tolerance of :mod:`hetlab.kernels.quant.spec`,
+    1e-4 relative to ``max |y|``). Against the A16 :func:`gemv_q` the int8 activations add
+    their own rounding error — about ``0.3 · max|x| / 127 · ‖w_r‖`` per output for random
+    inputs, i.e. ~1% of ``max |y|`` for Gaussian x of length 4096 (measured in the tests).
 
     Parameters
     ----------

@@ -1,0 +1,329 @@
+"""W4 GEMV/GEMM on 16-word vectors (group sizes that are multiples of 128): the fast path.
+
+Same canonical format and same permuted, pre-scaled activations as
+:mod:`hetlab.kernels.quant.numba`; the group dot is the vector intrinsic
+:func:`~hetlab.kernels.quant._simd.gdot4_acc` (why, and the asm it becomes: see there).
+Per row, a 16-lane float32 accumulator collects ``s_g · (lane dots of group g)`` over all
+groups; the zero-point terms are summed apart and one horizontal sum ends the row::
+
+    y[r] = Σ_lanes Σ_g s[r, g] · dot_lane(g)  −  Σ_g s[r, g] · z[r, g] · Σ_k x[g, k]
+
+Rounding differs from the reference by float32 reassociation only (tolerance in
+:mod:`.spec`).
+
+Measured alternatives (4096×4096 W4 g128, one core, this machine; kept here so they are not
+retried blindly):
+
+- plain numba, words across lanes, one serial FMA chain and a horizontal sum per group
+  (the generic kernel of :mod:`.numba`): ~1.0 ms; LLVM picks ``ymm`` (prefer-256 tuning);
+- plain numba, repacked "row tiles" (16 rows' words for one word index adjacent, lanes =
+  rows, no horizontal sums), accumulators in a 64-float scratch: 1.05–1.1 ms — the
+  accumulators stay in memory (load + store per update) and the x values are broadcast
+  from registers (extra port-5 uops); with ``reassoc`` LLVM turned the per-word tree into
+  one 8-deep FMA chain through memory (1.3 ms);
+- plain numba with the function attribute ``"prefer-vector-width"="512"``: the loop
+  vectorizer still chose 8 lanes for this 16-trip loop (no gain);
+- the float intrinsic (:func:`gemv4`): 0.86–0.95 ms on one core; the decode (``and`` +
+  convert + FMA per 16 weights, ports 0 and 5) is the limit, not memory (a plain read of the
+  same words on one core: 0.31 ms);
+- AVX512-VNNI (:func:`gemv4_vnni`): 3 decode ops + 6 ``vpdpbusd`` + 6 to combine per 128
+  weights instead of 25: 0.53 ms on one core in a quiet moment (the same run: float 0.86);
+  under memory-bandwidth contention from other jobs both converge (0.8–0.9 ms); chaining
+  the limbs through one accumulator (shift, then the next ``vpdpbusd``) instead of shifting
+  and adding measured 3% slower (longer dependency chain);
+- numba's static ``prange`` split into one range per thread: a worker woken from sleep
+  (``OMP_WAIT_POLICY=PASSIVE``) starts 30–100 µs late on this VM, and one preempted by
+  another process makes the whole call wait; the blocks of :data:`BLOCK_ROWS` rows from an
+  atomic counter (dynamic scheduling) let the other thread take up the slack.
+
+End to end (``benchmarks/quant.py``, 2 threads, same run, medians; before → after this
+module): 4096×4096 1.40 → 0.85 ms (torch int4 ~1.0 ms), 4096×11008 3.31 → 1.84 ms (torch
+~2.5 ms); W4A8 3.9 → 0.65 ms and 5.5 → 1.34 ms. Other jobs share these 2 cores, so single runs
+swing by up to 2×.
+
+Known limit (shared with :mod:`.numba`): the zero point is factored out (``Σ q·x − z·Σ x``),
+so one activation orders of magnitude above the others cancels against its zero-point term
+in float32 (see :mod:`.spec`).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import prange
+
+from ._simd import LANES, fetch_add, gdot4_acc, gdot4_vnni_acc, idot4_vnni_acc
+
+__all__ = ["gemv4", "gemv4_vnni", "gemv_w4a8_vnni", "gemm4", "prepare_x4", "prepare_limbs",
+           "OUTLIER_RATIO"]
+
+#: a 128-activation block whose max |x| exceeds this times its mean |x| takes the float
+#: path in :func:`gemv4_vnni` (its small entries would lose too much in 22-bit fixed point)
+OUTLIER_RATIO = 64.0
+#: fixed-point steps per max |x| of a block: 3 int8 limbs, the top one within ±127
+_FIX = 127.0 * 16384.0
+#: output rows per block taken from the shared counter (dynamic scheduling)
+BLOCK_ROWS = 16
+
+_FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
+_OPTS = {"cache": True, "nogil": True, "fastmath": _FASTMATH}
+
+
+@numba.njit(**_OPTS)
+def prepare_x4(x, gs, xp, xsum):  # pragma: no cover - compiled
+    """Permute and pre-scale one activation row for the W4 kernels; its group sums.
+
+    ``xp[g·gs + j·nwp + i] = x[g·gs + 8i + j] · 2^(−4j)`` (value j of word i of group g;
+    ``nwp = gs / 8``; exact scaling), ``xsum[g] = Σ_k x[g·gs + k]`` in float32.
+    """
+    nwp = gs // 8
+    for g in range(xsum.shape[0]):
+        base = g * gs
+        tot = np.float32(0)
+        for i in range(nwp):
+            scale = np.float32(1)
+            for j in range(8):
+                v = x[base + 8 * i + j]
+                tot += v
+                xp[base + j * nwp + i] = v * scale
+                scale *= np.float32(0.0625)
+        xsum[g] = tot
+
+
+@numba.njit(**_OPTS)
+def _row(qflat, nw, scales, zeros, zsym, xp, xb, xsum, table, gs, r, acc
+         ):  # pragma: no cover - compiled
+    """One output: row ``r`` of the weights times the activations at ``xp[xb:]``."""
+    nwp = gs // 8
+    for i in range(LANES):
+        acc[i] = 0
+    zdot = np.float32(0)
+    for g in range(scales.shape[1]):
+        s = table[scales[r, g]]
+        z = table[zeros[r, g]] if zeros.shape[0] else zsym
+        zdot += s * z * xsum[g]
+        wb = r * nw + g * nwp
+        for c in range(0, nwp, LANES):
+            gdot4_acc(qflat, wb + c, xp, xb + g * gs + c, nwp, acc, s)
+    tot = np.float32(0)
+    for i in range(LANES):
+        tot += acc[i]
+    return tot - zdot
+
+
+@numba.njit(parallel=True, **_OPTS)
+def gemv4(qflat, nw, scales, zeros, zsym, x, table, gs, out, nchunk
+          ):  # pragma: no cover - compiled
+    """y = W x for W4 codes (``qflat`` = qweight flattened); ``out`` float32 (out,).
+
+    The activation preparation runs once on the calling thread; then ``nchunk`` workers
+    (one per thread) take blocks of :data:`BLOCK_ROWS` rows from a shared atomic counter
+    until none are left (dynamic scheduling: see :func:`~._simd.fetch_add`).
+    """
+    xp = np.empty(x.shape[0], np.float32)
+    xsum = np.empty(scales.shape[1], np.float32)
+    prepare_x4(x, gs, xp, xsum)
+    n_out = out.shape[0]
+    nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
+    counter = np.zeros(1, np.int64)
+    for _ in prange(nchunk):
+        acc = np.empty(LANES, np.float32)
+        b = fetch_add(counter, 1)
+        while b < nblk:
+            for r in range(b * BLOCK_ROWS, min(b * BLOCK_ROWS + BLOCK_ROWS, n_out)):
+                out[r] = _row(qflat, nw, scales, zeros, zsym, xp, 0, xsum, table, gs, r, acc)
+            b = fetch_add(counter, 1)
+    return out
+
+
+@numba.njit(parallel=True, **_OPTS)
+def gemm4(qflat, nw, scales, zeros, zsym, X, table, gs, out, nchunk
+          ):  # pragma: no cover - compiled
+    """Y = X Wᵀ for W4 codes; X float32 (m, n), ``out`` float32 (m, out)."""
+    m, n = X.shape
+    ng = scales.shape[1]
+    xp = np.empty(m * n, np.float32)
+    xsum = np.empty(m * ng, np.float32)
+    for t in range(m):
+        prepare_x4(X[t], gs, xp[t * n:(t + 1) * n], xsum[t * ng:(t + 1) * ng])
+    n_out = out.shape[1]
+    nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
+    counter = np.zeros(1, np.int64)
+    for _ in prange(nchunk):
+        acc = np.empty(LANES, np.float32)
+        b = fetch_add(counter, 1)
+        while b < nblk:
+            for r in range(b * BLOCK_ROWS, min(b * BLOCK_ROWS + BLOCK_ROWS, n_out)):
+                for t in range(m):
+                    out[t, r] = _row(qflat, nw, scales, zeros, zsym, xp, t * n,
+                                     xsum[t * ng:(t + 1) * ng], table, gs, r, acc)
+            b = fetch_add(counter, 1)
+    return out
+
+
+@numba.njit(**_OPTS)
+def prepare_limbs(x, xl, xf, ok):  # pragma: no cover - compiled
+    """22-bit fixed point of each 128-activation block as three int8 limbs, for VNNI.
+
+    Block ``k`` with ``m = max |x|``: ``N = rint(x · 127·2^14 / m)`` (|N| ≤ 127·2^14) is
+    split exactly as ``N = 2^14·L0 + 2^7·L1 + L2`` with ``L0 ∈ [−127, 127]``,
+    ``L1, L2 ∈ [−64, 64]``; ``x ≈ N · xf[k]`` with ``xf[k] = m / (127·2^14)``, an error of
+    at most ~0.75 · xf[k] per activation (≈ 2^−22.4 · m). Limb ``l`` is stored at
+    ``xl[384k + 128l + 64·(i % 2) + i // 2]`` for activation ``i`` of the block (even
+    activations, then odd: the low and high nibbles of a code byte). ``ok[k]`` is False for
+    blocks with outliers (``m > OUTLIER_RATIO · mean |x|``), which the kernel computes in
+    float32 instead.
+    """
+    for k in range(xf.shape[0]):
+        b = 128 * k
+        m = np.float32(0)
+        s1 = np.float32(0)
+        for i in range(128):
+            v = abs(x[b + i])
+            m = max(m, v)
+            s1 += v
+        ok[k] = m <= OUTLIER_RATIO * s1 / 128
+        if m == 0:
+            xf[k] = 0
+            for i in range(384):
+                xl[384 * k + i] = 0
+            continue
+        if not ok[k]:
+            continue
+        u = np.float32(_FIX) / m
+        xf[k] = m / np.float32(_FIX)
+        for i in range(128):
+            n = np.int32(np.rint(x[b + i] * u))
+            l0 = (n + 8192) >> 14
+            r = n - (l0 << 14)
+            l1 = (r + 64) >> 7
+            at = 384 * k + 64 * (i & 1) + (i >> 1)
+            xl[at] = l0
+            xl[at + 128] = l1
+            xl[at + 256] = r - (l1 << 7)
+
+
+@numba.njit(**_OPTS)
+def _row_vnni(qflat, nw, scales, zeros, zsym, xl, xf, ok, xp, xsum, table, gs, r, acc
+              ):  # pragma: no cover - compiled
+    """Row ``r`` times one activation row: VNNI integer dots, float32 for outlier blocks."""
+    nwp = gs // 8
+    nb = gs // 128
+    for i in range(LANES):
+        acc[i] = 0
+    zdot = np.float32(0)
+    for g in range(scales.shape[1]):
+        s = table[scales[r, g]]
+        z = table[zeros[r, g]] if zeros.shape[0] else zsym
+        zdot += s * z * xsum[g]
+        for c in range(nb):
+            k = g * nb + c
+            wb = r * nw + g * nwp + LANES * c
+            if ok[k]:
+                gdot4_vnni_acc(qflat, wb, xl, 384 * k, acc, s * xf[k])
+            else:
+                gdot4_acc(qflat, wb, xp, g * gs + LANES * c, nwp, acc, s)
+    tot = np.float32(0)
+    for i in range(LANES):
+        tot += acc[i]
+    return tot - zdot
+
+
+@numba.njit(**_OPTS)
+def _row_vnni_only(qflat, nw, scales, zeros, zsym, xl, xf, xsum, table, gs, r, acc
+                   ):  # pragma: no cover - compiled
+    """:func:`_row_vnni` when no block has outliers: no per-block test, a leaner loop."""
+    nwp = gs // 8
+    nb = gs // 128
+    for i in range(LANES):
+        acc[i] = 0
+    zdot = np.float32(0)
+    for g in range(scales.shape[1]):
+        s = table[scales[r, g]]
+        z = table[zeros[r, g]] if zeros.shape[0] else zsym
+        zdot += s * z * xsum[g]
+        for c in range(nb):
+            k = g * nb + c
+            gdot4_vnni_acc(qflat, r * nw + g * nwp + LANES * c, xl, 384 * k, acc, s * xf[k])
+    tot = np.float32(0)
+    for i in range(LANES):
+        tot += acc[i]
+    return tot - zdot
+
+
+@numba.njit(parallel=True, **_OPTS)
+def gemv4_vnni(qflat, nw, scales, zeros, zsym, x, table, gs, out, nchunk
+               ):  # pragma: no cover - compiled
+    """:func:`gemv4` with AVX512-VNNI integer group dots (``_simd.HAS_VNNI`` machines only)."""
+    n = x.shape[0]
+    xp = np.empty(n, np.float32)
+    xsum = np.empty(scales.shape[1], np.float32)
+    prepare_x4(x, gs, xp, xsum)
+    xl = np.empty(3 * n, np.int8)
+    xf = np.empty(n // 128, np.float32)
+    ok = np.empty(n // 128, np.bool_)
+    prepare_limbs(x, xl, xf, ok)
+    all_ok = ok.all()
+    n_out = out.shape[0]
+    nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
+    counter = np.zeros(1, np.int64)
+    for _ in prange(nchunk):
+        acc = np.empty(LANES, np.float32)
+        b = fetch_add(counter, 1)
+        while b < nblk:
+            for r in range(b * BLOCK_ROWS, min(b * BLOCK_ROWS + BLOCK_ROWS, n_out)):
+                if all_ok:
+                    out[r] = _row_vnni_only(qflat, nw, scales, zeros, zsym, xl, xf, xsum,
+                                            table, gs, r, acc)
+                else:
+                    out[r] = _row_vnni(qflat, nw, scales, zeros, zsym, xl, xf, ok, xp, xsum,
+                                       table, gs, r, acc)
+            b = fetch_add(counter, 1)
+    return out
+
+
+@numba.njit(parallel=True, **_OPTS)
+def gemv_w4a8_vnni(qflat, nw, scales, zeros, zsym, xq, sx, table, gs, out, nchunk
+                   ):  # pragma: no cover - compiled
+    """W4A8 GEMV on AVX512-VNNI: ``y[r] = sx · Σ_g s · (Σ q·xq − z·Σ xq)``.
+
+    ``xq`` int8 (padded_in,), ``sx`` float32. The integer products are exact per lane
+    (``vpdpbusd``); each group's 16 lane sums are scaled by ``s`` in float32 (rounding only).
+    """
+    n = xq.shape[0]
+    ng = scales.shape[1]
+    xl = np.empty(n, np.int8)
+    xsum = np.empty(ng, np.float32)
+    for g in range(ng):
+        tot = 0
+        for i in range(gs):
+            k = g * gs + i
+            xl[(k >> 7) * 128 + 64 * (k & 1) + ((k & 127) >> 1)] = xq[k]
+            tot += np.int64(xq[k])
+        xsum[g] = np.float32(tot)
+    nb = gs // 128
+    nwp = gs // 8
+    n_out = out.shape[0]
+    nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
+    counter = np.zeros(1, np.int64)
+    for _ in prange(nchunk):
+        acc = np.empty(LANES, np.float32)
+        b = fetch_add(counter, 1)
+        while b < nblk:
+            for r in range(b * BLOCK_ROWS, min(b * BLOCK_ROWS + BLOCK_ROWS, n_out)):
+                for i in range(LANES):
+                    acc[i] = 0
+                zdot = np.float32(0)
+                for g in range(ng):
+                    s = table[scales[r, g]]
+                    z = table[zeros[r, g]] if zeros.shape[0] else zsym
+                    zdot += s * (z * xsum[g])
+                    for c in range(nb):
+                        idot4_vnni_acc(qflat, r * nw + g * nwp + LANES * c, xl,
+                                       128 * (g * nb + c), acc, s)
+                tot = np.float32(0)
+                for i in range(LANES):
+                    tot += acc[i]
+                out[r] = (tot - zdot) * sx
+            b = fetch_add(counter, 1)
+    return out

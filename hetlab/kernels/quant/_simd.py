@@ -1,0 +1,203 @@
+"""Explicit LLVM vector code for the hot loop of the W4 GEMV (a numba ``@intrinsic``).
+
+Why not plain numba
+-------------------
+Numba hands a plain loop to LLVM's loop vectorizer, which on this machine (Intel with
+AVX-512, LLVM tuned "prefer 256-bit vectors") picks 8-lane ``ymm`` code and, for the group
+dot, one serial chain of FMAs followed by a horizontal reduction per group (measured ~5.5
+weights per cycle per core). On Sapphire-Rapids-class cores 512-bit integer/float ops run on
+two ports (p0, p5), so 16-lane ``zmm`` code halves the instruction count of the decode.
+
+The intrinsic below writes the group dot as LLVM IR on ``<16 x i32>`` / ``<16 x float>``
+values: one 64-byte load of 16 packed words, then for each of the 8 nibble positions an
+``and`` (masked in place), an unsigned int→float conversion and an FMA with a 16-float
+load of the permuted activations; the result is added, times the group scale, into a
+16-float accumulator that LLVM keeps in a register across groups (its store is kept, the
+reload is not). A 512-bit vector type is legal for the X86 backend whatever the vectorizer
+prefers (no ``min-legal-vector-width`` attribute), so this becomes ``zmm`` code on AVX-512
+and is split into ``ymm``/``xmm`` halves by LLVM elsewhere — it is portable IR, not an ISA
+intrinsic. Check with ``fn.inspect_asm(fn.signatures[0])``: ``vpandd``/``vandps``,
+``vcvtdq2ps``/``vcvtudq2ps`` and ``vfmadd…ps`` on ``%zmm`` registers, no spills in the loop.
+
+Exactness: every masked field is an integer below 2**32 with at most 4 significant bits, so
+its conversion to float32 is exact (as in :func:`~hetlab.kernels.quant.numba._m`); only the
+float32 products and sums round.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+__all__ = ["LANES", "HAS_VNNI", "gdot4_acc", "gdot4_vnni_acc", "idot4_vnni_acc", "fetch_add"]
+
+#: words per vector: one 64-byte cache line of packed codes
+LANES = 16
+
+_I32 = ir.IntType(32)
+_I64 = ir.IntType(64)
+_VI = ir.VectorType(_I32, LANES)
+_VF = ir.VectorType(ir.FloatType(), LANES)
+
+
+def _load(context, builder, arrty, arr, index, vty, align=4):  # pragma: no cover
+    """(vector loaded from ``arr[index:index + LANES]``, its pointer)."""
+    data = context.make_array(arrty)(context, builder, arr).data
+    ptr = builder.bitcast(builder.gep(data, [index], inbounds=True), vty.as_pointer())
+    return builder.load(ptr, align=align), ptr
+
+
+def _fma(builder, a, b, c):  # pragma: no cover - compile time
+    fnty = ir.FunctionType(_VF, [_VF, _VF, _VF])
+    return builder.call(cgutils.get_or_insert_function(builder.module, fnty, "llvm.fma.v16f32"),
+                        [a, b, c])
+
+
+def _splat(builder, value, vty):  # pragma: no cover - compile time
+    zero = ir.Constant(_I32, 0)
+    v = builder.insert_element(ir.Constant(vty, ir.Undefined), value, zero)
+    return builder.shuffle_vector(v, v, ir.Constant(_VI, [zero] * LANES))
+
+
+@intrinsic
+def gdot4_acc(typingctx, q, wb, xp, xb, nwp, acc, s):
+    """``acc[:16] += s · Σ_j float(q[wb:wb+16] & (0xF << 4j)) · xp[xb + j·nwp : … + 16]``.
+
+    ``q`` uint32 1-D (packed 4-bit codes, 8 per word), ``xp`` float32 1-D (activations in
+    the permuted, pre-scaled order of :func:`~hetlab.kernels.quant.numba._permuted_x`:
+    value ``j`` of word ``i`` of a group at ``j · nwp + i``), ``acc`` float32 1-D of ≥ 16,
+    ``s`` float32; ``wb``, ``xb``, ``nwp`` int64. No bounds checks: the caller keeps
+    ``wb + 16 ≤ len(q)`` and ``xb + 7·nwp + 16 ≤ len(xp)``.
+    """
+    ok = (isinstance(q, types.Array) and q.dtype == types.uint32
+          and isinstance(xp, types.Array) and xp.dtype == types.float32
+          and isinstance(acc, types.Array) and acc.dtype == types.float32)
+    if not ok:
+        return None
+    sig = types.void(q, types.int64, xp, types.int64, types.int64, acc, types.float32)
+
+    def codegen(context, builder, signature, args):  # pragma: no cover - compile time
+        q_, wb_, xp_, xb_, nwp_, acc_, s_ = args
+        words, _ = _load(context, builder, signature.args[0], q_, wb_, _VI)
+        partial = []
+        for j in range(8):
+            mask = ir.Constant(_VI, [ir.Constant(_I32, (0xF << (4 * j)) & 0xFFFFFFFF)] * LANES)
+            f = builder.uitofp(builder.and_(words, mask), _VF)
+            off = builder.add(xb_, builder.mul(nwp_, ir.Constant(_I64, j)))
+            x, _ = _load(context, builder, signature.args[2], xp_, off, _VF)
+            # two independent chains (even and odd fields) halve the FMA latency chain
+            partial.append(builder.fmul(f, x) if j < 2 else _fma(builder, f, x, partial[j - 2]))
+        d = builder.fadd(partial[-2], partial[-1])
+        a, aptr = _load(context, builder, signature.args[5], acc_, ir.Constant(_I64, 0), _VF)
+        builder.store(_fma(builder, _splat(builder, s_, _VF), d, a), aptr, align=4)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+# --- AVX512-VNNI: integer dot products of 4-bit codes with int8 activation limbs ----------
+
+_VNNI = "llvm.x86.avx512.vpdpbusd.512"
+
+
+def _host_has_vnni() -> bool:
+    """Whether numba compiles for this CPU and the CPU has AVX512-VNNI (vpdpbusd)."""
+    import llvmlite.binding as llvm
+    import numba
+
+    if numba.config.CPU_NAME not in (None, "host") or numba.config.CPU_FEATURES is not None:
+        return False  # a portable (cached for another CPU) build: keep to generic IR
+    feats = llvm.get_host_cpu_features()
+    return bool(feats.get("avx512vnni") and feats.get("avx512bw") and feats.get("avx512f"))
+
+
+#: the VNNI kernels are compiled (and used) only where this is True
+HAS_VNNI = _host_has_vnni()
+
+
+def _splat_i(value: int):  # pragma: no cover - compile time
+    return ir.Constant(_VI, [ir.Constant(_I32, value)] * LANES)
+
+
+def _vnni_intrinsic(nlimbs: int, name: str, doc: str):
+    """An intrinsic ``f(q, wb, xl, xb, acc, f)`` for ``nlimbs`` int8 limbs (see below)."""
+
+    def impl(typingctx, q, wb, xl, xb, acc, f):
+        ok = (isinstance(q, types.Array) and q.dtype == types.uint32
+              and isinstance(xl, types.Array) and xl.dtype == types.int8
+              and isinstance(acc, types.Array) and acc.dtype == types.float32)
+        if not ok:
+            return None
+        sig = types.void(q, types.int64, xl, types.int64, acc, types.float32)
+
+        def codegen(context, builder, signature, args):  # pragma: no cover - compile time
+            q_, wb_, xl_, xb_, acc_, f_ = args
+            words, _ = _load(context, builder, signature.args[0], q_, wb_, _VI)
+            lo = builder.and_(words, _splat_i(0x0F0F0F0F))
+            hi = builder.and_(builder.lshr(words, _splat_i(4)), _splat_i(0x0F0F0F0F))
+            dp = cgutils.get_or_insert_function(builder.module,
+                                                ir.FunctionType(_VI, [_VI, _VI, _VI]), _VNNI)
+            d = None
+            for limb in range(nlimbs):
+                a = ir.Constant(_VI, None)
+                for k, codes in enumerate((lo, hi)):
+                    off = builder.add(xb_, ir.Constant(_I64, 128 * limb + 64 * k))
+                    x, _ = _load(context, builder, signature.args[2], xl_, off, _VI, align=1)
+                    a = builder.call(dp, [a, codes, x])
+                shift = 7 * (nlimbs - 1 - limb)
+                a = builder.shl(a, _splat_i(shift)) if shift else a
+                d = a if d is None else builder.add(d, a)
+            a, aptr = _load(context, builder, signature.args[4], acc_, ir.Constant(_I64, 0), _VF)
+            builder.store(_fma(builder, _splat(builder, f_, _VF), builder.sitofp(d, _VF), a),
+                          aptr, align=4)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    impl.__name__ = impl.__qualname__ = name
+    impl.__doc__ = doc
+    return intrinsic(impl)
+
+
+gdot4_vnni_acc = _vnni_intrinsic(3, "gdot4_vnni_acc", """\
+``acc[:16] += f · float(Σ_l 2^(7·(2−l)) · Σ codes · limb_l)`` over 16 words (128 codes).
+
+``q`` uint32 1-D (4-bit codes), ``xl`` int8 1-D: at ``xb`` the 3 × 128 limb bytes of one
+128-activation block — limb ``l`` (weights 2^14, 2^7, 1) as 64 bytes for the even
+activations then 64 for the odd ones (:func:`~hetlab.kernels.quant._numba_w4.prepare_limbs`),
+matching the low and high nibbles of each code byte. ``vpdpbusd`` multiplies unsigned code
+bytes by signed limb bytes and adds groups of 4 into int32 lanes: exact (each lane sums 8
+products ≤ 15·127 per limb; the combined value stays below 2^28). One int→float conversion
+and one FMA per block follow. Only for ``HAS_VNNI`` machines (this is an x86 intrinsic).
+""")
+
+idot4_vnni_acc = _vnni_intrinsic(1, "idot4_vnni_acc", """\
+``acc[:16] += f · float(Σ codes · xq)`` over 16 words (128 codes): W4A8's exact integer dot.
+
+``xl`` holds the int8 activations of one 128-block at ``xb``, even ones then odd ones (64 +
+64 bytes). Each lane's sum (8 products ≤ 15·127) is exact in int32 and in float32.
+""")
+
+
+# --- dynamic scheduling -------------------------------------------------------------------
+
+@intrinsic
+def fetch_add(typingctx, counter, value):
+    """Atomically ``counter[0] += value``; returns the old value (int64 1-D array).
+
+    Lets the threads of a ``prange`` take row blocks from a shared counter (dynamic
+    scheduling, which numba's static split lacks): a thread that starts late — a sleeping
+    worker woken by the OS, ~30–100 µs on this VM — or that is preempted by another process
+    simply takes fewer blocks instead of delaying the whole call.
+    """
+    if not (isinstance(counter, types.Array) and counter.dtype == types.int64):
+        return None
+    sig = types.int64(counter, types.int64)
+
+    def codegen(context, builder, signature, args):  # pragma: no cover - compile time
+        arr = context.make_array(signature.args[0])(context, builder, args[0])
+        return builder.atomic_rmw("add", arr.data, args[1], "monotonic")
+
+    return sig, codegen

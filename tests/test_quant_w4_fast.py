@@ -1,0 +1,131 @@
+"""The W4 fast path of the numba backend (group sizes multiples of 128): the float32 vector
+kernel and, on AVX512-VNNI machines, the fixed-point one — both against the reference."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import hetlab as hl
+from hetlab import quant
+from hetlab.kernels.quant import _numba_w4 as w4
+from hetlab.kernels.quant import numba as qn
+from hetlab.kernels.quant import reference
+from hetlab.kernels.quant._simd import HAS_VNNI, fetch_add
+from hetlab.kernels.quant.spec import TOLERANCE
+
+FAST = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+KERNELS = [pytest.param(w4.gemv4, id="float32"),
+           pytest.param(w4.gemv4_vnni, id="vnni",
+                        marks=pytest.mark.skipif(not HAS_VNNI, reason="no AVX512-VNNI"))]
+
+
+def _run(kernel, qw, x, threads=None):
+    head, _ = qn._common(qw)
+    out = np.empty(qw.out_features, np.float32)
+    xp = np.pad(x, (0, qw.padded_in - qw.in_features)).astype(np.float32)
+    return kernel(*head, xp, qn._F16, qw.group_size, out, threads or numba.get_num_threads())
+
+
+def _case(out, n_in, gs, sym, seed):
+    rng = np.random.default_rng(seed)
+    qw = quant.quantize(rng.normal(0, 0.05, (out, n_in)).astype(np.float32), 4, gs,
+                        symmetric=sym)
+    return qw, rng.standard_normal(n_in).astype(np.float32)
+
+
+def _expected(qw, x):
+    return reference.gemv_q(qw, np.pad(x, (0, qw.padded_in - qw.in_features)))
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@FAST
+@given(out=st.integers(1, 70), n_in=st.integers(1, 700), gs=st.sampled_from([128, 256, 512]),
+       sym=st.booleans(), seed=st.integers(0, 2**32 - 1), threads=st.sampled_from([1, 2, 5]))
+def test_fast_kernels_equal_reference(kernel, out, n_in, gs, sym, seed, threads):
+    """Ragged rows, rows not a multiple of the block, 1 row; more workers than blocks."""
+    qw, x = _case(out, n_in, gs, sym, seed)
+    assert hl.gemv_q.spec.error(_run(kernel, qw, x, threads), _expected(qw, x)) <= TOLERANCE
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_activation_outliers_and_zero_blocks(kernel):
+    """Blocks with outliers (float32 path of the VNNI kernel), an all-zero block, a block
+    whose max is 30× its mean (fixed point, near the outlier limit): within the tolerance."""
+    qw, x = _case(40, 1024, 128, False, 3)
+    x[5] *= 1e3                      # an outlier block
+    x[128:256] = 0                   # an all-zero block
+    x[300] = 30 * np.abs(x[256:384]).mean() * 128 / 127  # max ≈ 30 × mean: fixed point
+    assert hl.gemv_q.spec.error(_run(kernel, qw, x), _expected(qw, x)) <= TOLERANCE
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_a_flipped_code_is_caught(kernel):
+    qw, x = _case(16, 256, 128, True, 5)
+    codes = qw.codes()
+    codes[9, 200] ^= 8
+    bad = quant.QuantizedMatrix.from_codes(codes, qw.scales, qw.zeros, 4, 128, 256)
+    assert hl.gemv_q.spec.error(_run(kernel, bad, x), _run(kernel, qw, x)) > 10 * TOLERANCE
+
+
+def test_limbs_are_an_exact_split_of_the_fixed_point_value():
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(512).astype(np.float32)
+    x[:128] *= 1000  # block 0: large but no outliers
+    x[200] = 500.0   # block 1: an outlier → float path
+    xl = np.empty(3 * 512, np.int8)
+    xf = np.empty(4, np.float32)
+    ok = np.empty(4, np.bool_)
+    w4.prepare_limbs(x, xl, xf, ok)
+    assert ok.tolist() == [True, False, True, True]
+    for k in (0, 2, 3):
+        blk = xl[384 * k: 384 * (k + 1)].astype(np.int64).reshape(3, 2, 64)
+        limbs = blk.transpose(0, 2, 1).reshape(3, 128)  # back to activation order
+        n = limbs[0] * 16384 + limbs[1] * 128 + limbs[2]
+        assert np.abs(limbs[0]).max() <= 127 and np.abs(limbs[1:]).max() <= 64
+        m = np.abs(x[128 * k: 128 * (k + 1)]).max()
+        assert xf[k] == np.float32(m / np.float32(127 * 16384))
+        # |x - N·step| ≤ 0.75 step (rounding of x·u in float32 included)
+        assert np.abs(x[128 * k: 128 * (k + 1)] - n * np.float64(xf[k])).max() <= 0.75 * xf[k]
+
+
+def test_fetch_add_hands_out_every_block_once():
+    @numba.njit(parallel=True)
+    def take(n, workers):  # pragma: no cover - compiled
+        counter = np.zeros(1, np.int64)
+        seen = np.zeros(n, np.int64)
+        for _ in numba.prange(workers):
+            b = fetch_add(counter, 1)
+            while b < n:
+                seen[b] += 1
+                b = fetch_add(counter, 1)
+        return seen
+
+    assert (take(1000, 4) == 1).all()
+    assert (take(3, 8) == 1).all()
+
+
+@pytest.mark.skipif(not HAS_VNNI, reason="no AVX512-VNNI")
+@FAST
+@given(out=st.integers(1, 40), n_in=st.integers(1, 700), gs=st.sampled_from([128, 256, 512]),
+       sym=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_w4a8_vnni_is_exact_on_integers_and_equals_reference(out, n_in, gs, sym, seed):
+    """Unit scales and integer activations (max 127): every step is exact, so the VNNI
+    kernel must equal the float64 product bit for bit; random scales: within tolerance."""
+    rng = np.random.default_rng(seed)
+    ng = -(-n_in // gs)
+    codes = rng.integers(0, 16, (out, ng * gs))
+    zeros = None if sym else rng.integers(0, 16, (out, ng)).astype(np.float16)
+    qw = quant.QuantizedMatrix.from_codes(codes, np.ones((out, ng), np.float16), zeros, 4, gs,
+                                          n_in)
+    x = rng.integers(-127, 128, n_in).astype(np.float32)
+    x[rng.integers(n_in)] = 127.0
+    exact = (qw.dequantize(np.float64) @ x).astype(np.float32)
+    np.testing.assert_array_equal(hl.gemv_w4a8(qw, x, device="numba"), exact)
+    qw2, x2 = _case(out, n_in, gs, sym, seed)
+    got = hl.gemv_w4a8(qw2, x2, device="numba")
+    want = reference.gemv_w4a8(qw2, np.pad(x2, (0, qw2.padded_in - n_in)))
+    assert hl.gemv_w4a8.spec.error(got, want) <= TOLERANCE
