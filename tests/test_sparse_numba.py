@@ -1,0 +1,62 @@
+"""The numba sparse kernels' own code paths: software prefetch (rows longer than the prefetch
+cap, the last rows where the x prefetch stops, float32 lines), on any number of parts."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+
+from hetlab import sparse
+from hetlab.kernels._prefetch import prefetch
+from hetlab.kernels.sparse import numba as nb
+from hetlab.kernels.sparse import reference
+from hetlab.kernels.sparse.spec import rel_diff
+
+
+def _skewed(rng: np.random.Generator, dtype, index_dtype) -> sparse.CSR:
+    """Short rows (0–8 entries, a quarter empty), one row longer than the prefetch cap, a run
+    of empty rows at the end (so the last rows sit within ``X_AHEAD`` of the end)."""
+    n_rows, n_cols = 2500, 3 * nb.ROW_CAP + 11
+    counts = rng.integers(0, 9, n_rows)
+    counts[rng.random(n_rows) < 0.25] = 0
+    counts[-40:] = 0
+    counts[-45] = 2
+    huge = 700
+    counts[huge] = 0
+    rows = np.repeat(np.arange(n_rows), counts)
+    cols = rng.integers(0, n_cols, rows.size)
+    long_cols = rng.choice(n_cols, 3 * nb.ROW_CAP, replace=False)
+    rows = np.concatenate([rows, np.full(long_cols.size, huge)])
+    cols = np.concatenate([cols, long_cols])
+    vals = rng.random(rows.size) * 2 - 1
+    A = sparse.csr(sparse.coo(rows, cols, vals, (n_rows, n_cols)))
+    assert int(np.diff(A.indptr).max()) > nb.ROW_CAP
+    return A.astype(dtype).with_index_dtype(index_dtype)
+
+
+@pytest.mark.parametrize("n_parts", [1, 2, 3, 8])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_spmv_prefetch_paths_equal_reference(n_parts, dtype, index_dtype):
+    rng = np.random.default_rng(n_parts)
+    A = _skewed(rng, dtype, index_dtype)
+    x = (rng.random(A.shape[1]) * 2 - 1).astype(dtype)
+    got = nb.spmv_parts(A, x, n_parts)
+    assert got.dtype == dtype
+    assert rel_diff(got, reference.spmv(A, x)) <= (1e-12 if dtype == np.float64 else 2e-5)
+
+
+def test_prefetch_changes_nothing_and_takes_indices_past_the_end():
+    @numba.njit
+    def touch(a, idx):
+        s = 0.0
+        for i in range(a.shape[0]):
+            prefetch(a, idx[i])
+            s += a[i]
+        return s
+
+    a = np.arange(10.0)
+    idx = np.array([0, 9, 10, 64, 1000, 2**20, 3, 3, 5, 7], dtype=np.uint32)
+    assert touch(a, idx) == 45.0
+    assert touch(a, idx.astype(np.int64)) == 45.0
