@@ -37,13 +37,17 @@ _FAST = {**JIT_OPTIONS, "fastmath": {"nsz", "arcp", "contract", "afn", "reassoc"
 #: with numba's omp layer when other jobs share the cores
 SERIAL_STEPS = 1 << 18
 
-#: software prefetch distances of spmv (entries of ``data``/``indices``; nonzeros for ``x``)
-#: and the most entries one row prefetches; measured on the 2M-row benchmark matrices: 256–1024
-#: all gave the same time (64: 15% slower) on the banded and Laplacian matrices, and x
-#: prefetching took the uniform matrix from 24% to 33% of the triad at no cost to the others
+#: software prefetch of spmv: distance in entries of ``data``/``indices`` (and in rows of
+#: ``indptr``), distance in nonzeros for ``x``, the most entries one row prefetches, and the
+#: entries between two prefetches of a stream (a 64-byte line of float64; float32 values
+#: and int32 indices get two prefetches per line). Measured on the 2M-row benchmark matrices
+#: (2 threads): distances 256–1024 gave the same times (64: 15% slower) on the banded and
+#: Laplacian matrices; the x prefetch took the uniform matrix from 24% to 33% of the triad
+#: at no measurable cost on the others.
 AHEAD = 512
 X_AHEAD = 64
 ROW_CAP = 4096
+LINE = 8
 
 
 def default_parts(A: CSR) -> int:
@@ -85,15 +89,17 @@ def _bounds(t, n_parts, indptr):  # pragma: no cover - compiled
 def _spmv_part(t, n_parts, indptr, indices, data, x, y):  # pragma: no cover - compiled
     """Rows finished inside part ``t`` go to ``y``; returns (row, partial sum) of its tail.
 
-    Software prefetch, three streams: every cache line of ``data`` and ``indices``
-    ``AHEAD`` entries before it is read (a cursor ``pf`` that each row pushes to its end +
-    ``AHEAD``, by at most ``ROW_CAP`` entries: a huge row leaves the rest to the hardware),
-    and ``x[indices[j + X_AHEAD]]``, the vector entry ``X_AHEAD`` nonzeros ahead (the
-    gather's misses on scattered columns).
+    Software prefetch of four streams: ``data`` and ``indices`` ``AHEAD`` entries before
+    they are read (a cursor ``pf`` that each row pushes to its end + ``AHEAD``, one
+    prefetch per ``LINE`` entries, at most ``ROW_CAP`` entries per row: a huge row leaves
+    the rest to the hardware prefetcher), ``indptr`` ``AHEAD`` rows ahead, and
+    ``x[indices[j + X_AHEAD]]``, the vector entry ``X_AHEAD`` nonzeros ahead (the misses
+    of the gather on scattered columns; in the last rows, where ``j + X_AHEAD`` would
+    pass the end of ``indices``, the plain loop runs).
     """
     one = np.uint64(1)
-    ahead, x_ahead, cap = np.uint64(AHEAD), np.uint64(X_AHEAD), np.uint64(ROW_CAP)
-    step = np.uint64(max(64 // data.itemsize, 1))  # entries per 64-byte line of data
+    ahead, x_ahead, cap, line = (np.uint64(AHEAD), np.uint64(X_AHEAD), np.uint64(ROW_CAP),
+                                 np.uint64(LINE))
     nnz = np.uint64(indices.shape[0])
     i, j, i_end, j_end = _bounds(t, n_parts, indptr)
     pf = j + ahead
@@ -105,14 +111,15 @@ def _spmv_part(t, n_parts, indptr, indices, data, x, y):  # pragma: no cover - c
         while pf < hi:
             prefetch(data, pf)
             prefetch(indices, pf)
-            pf += step
+            pf += line
+        prefetch(indptr, i + ahead)
         acc = 0.0
         if end + x_ahead <= nnz:
             while j < end:
                 prefetch(x, indices[j + x_ahead])
                 acc += data[j] * x[indices[j]]
                 j += one
-        else:  # the last rows: indices[j + x_ahead] would read past the array
+        else:
             while j < end:
                 acc += data[j] * x[indices[j]]
                 j += one
