@@ -3,6 +3,8 @@ cap, the last rows where the x prefetch stops, float32 lines), on any number of 
 
 from __future__ import annotations
 
+import re
+
 import numba
 import numpy as np
 import pytest
@@ -60,3 +62,18 @@ def test_prefetch_changes_nothing_and_takes_indices_past_the_end():
     idx = np.array([0, 9, 10, 64, 1000, 2**20, 3, 3, 5, 7], dtype=np.uint32)
     assert touch(a, idx) == 45.0
     assert touch(a, idx.astype(np.int64)) == 45.0
+
+
+@pytest.mark.skipif(__import__("platform").machine() not in ("x86_64", "AMD64"),
+                    reason="checks x86 assembly")
+def test_spmv_part_compiles_to_prefetch_instructions():
+    """The intrinsic is not dropped: the compiled part holds prefetcht0 for its streams, and
+    the x prefetch zero-extends the uint32 column (movl, no movslq sign extension)."""
+    opts = {k: v for k, v in nb._FAST.items() if k != "cache"}  # inspect_asm needs no cache
+    part = numba.njit(**opts)(nb._spmv_part.py_func)
+    A = sparse.make_matrix(100, np.random.default_rng(0), kind="laplacian3d")
+    y = np.empty(A.shape[0])
+    part(0, 1, *nb._unsigned(A), A.data, np.ones(A.shape[1]), y)
+    asm = "\n".join(part.inspect_asm().values())
+    assert asm.count("prefetcht0") >= 4
+    assert not re.search(r"movslq\s+-?\d*\(", asm)  # no sign-extending load of an index
