@@ -77,3 +77,24 @@ def test_spmv_part_compiles_to_prefetch_instructions():
     asm = "\n".join(part.inspect_asm().values())
     assert asm.count("prefetcht0") >= 4
     assert not re.search(r"movslq\s+-?\d*\(", asm)  # no sign-extending load of an index
+
+
+@pytest.mark.parametrize("kind,local", [("banded", True), ("laplacian3d", True),
+                                        ("uniform", False), ("powerlaw", False)])
+def test_x_locality_picks_the_x_prefetch_only_for_scattered_columns(kind, local):
+    n = 300_000 if kind == "laplacian3d" else 200_000  # a 67×67×67 grid: planes 4489 apart
+    A = sparse.make_matrix(n, np.random.default_rng(0), kind=kind, nnz_per_row=16)
+    indptr, indices = nb._unsigned(A)
+    half = np.uint64(A.shape[0] // 2)
+    assert nb._x_is_local(indptr, indices, np.uint64(0), half, A.shape[1]) == local
+    assert nb._x_is_local(indptr, indices, half, np.uint64(A.shape[0]), A.shape[1]) == local
+
+
+@pytest.mark.parametrize("kind", ["banded", "laplacian3d"])
+@pytest.mark.parametrize("n_parts", [1, 2, 7])
+def test_spmv_local_path_equals_reference(kind, n_parts):
+    """Local columns: the unrolled 4/2/1 row loop, rows of every length 0–16."""
+    rng = np.random.default_rng(n_parts)
+    A = sparse.make_matrix(3000, rng, kind=kind, nnz_per_row=13)
+    x = rng.random(A.shape[1]) * 2 - 1
+    assert rel_diff(nb.spmv_parts(A, x, n_parts), reference.spmv(A, x)) <= 1e-12
