@@ -41,11 +41,13 @@ SERIAL_STEPS = 1 << 18
 #: ``indptr``), distance in nonzeros for ``x``, the most entries one row prefetches, and the
 #: entries between two prefetches of a stream (a 64-byte line of float64; float32 values
 #: and int32 indices get two prefetches per line). Measured on the 2M-row benchmark matrices
-#: (2 threads): distances 256–1024 gave the same times (64: 15% slower) on the banded and
-#: Laplacian matrices; the x prefetch took the uniform matrix from 24% to 33% of the triad,
+#: (2 threads, scipy timed in the same rounds): 64 entries ahead was 15% slower than 512;
+#: 2048 beat 512 by ~7% on the Laplacian (rows of 7) and lost ~3% on the banded matrix
+#: (rows of 16); prefetchnta and prefetcht1 instead of prefetcht0 were 15–50% slower. The x
+#: prefetch took the uniform matrix from 24% to 33% of the triad,
 #: but costs ~5–10% where x is read near the diagonal (banded, Laplacian), so it runs only
 #: where the columns are scattered (see ``_x_is_local``).
-AHEAD = 512
+AHEAD = 2048
 X_AHEAD = 64
 ROW_CAP = 4096
 LINE = 8
