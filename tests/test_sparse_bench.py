@@ -41,3 +41,16 @@ def test_sparse_conv_benchmark_quick_smoke():
     assert len(rows) == 6, proc.stdout
     assert all(("gather_scatter" in r) or ("fetch_on_demand" in r) for r in rows)
     assert "autotuned choice within 5% of the best dataflow" in proc.stdout
+
+
+def test_sparse_einsum_benchmark_quick_smoke():
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "sparse_einsum.py"), "--rows", "3000",
+         "--repeats", "1"],
+        cwd=ROOT, env=dict(os.environ, PYTHONPATH=path), capture_output=True, text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = [ln for ln in proc.stdout.splitlines() if ln.rstrip().endswith("x")]
+    assert len(rows) == 5, proc.stdout

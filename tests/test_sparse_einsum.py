@@ -141,3 +141,71 @@ def test_csf_round_trip_and_duplicates(rng):
     np.testing.assert_array_equal(T.toarray(), d)
     S = sparse.CSF.from_coords([[1, 2, 3], [1, 2, 3], [0, 0, 0]], [1.0, 2.0, 4.0], (2, 3, 4))
     assert S.nnz == 2 and S.toarray()[1, 2, 3] == 3.0 and S.ptr1.tolist() == [0, 1, 2]
+
+
+# --- row-parallel kernels (prange over output rows) ---------------------------------------
+
+ROW_PARALLEL = {"ij,j->i-SD", "ik,kj->ij-SD", "ik,kj->ij-SS", "ij,ij->ij-SD", "ij,ij->ij-DS",
+                "ij,ij->ij-SS", "ij,ij->-SD", "ij,ij->-DS", "ij,ij->-SS", "ijk,k->ij-SD"}
+
+
+@pytest.mark.parametrize("expr,shapes,kinds", PARAMS)
+def test_parallel_source_only_where_rows_are_disjoint(expr, shapes, kinds):
+    dense = [np.ones(s) for s in shapes(3, 4, 5)]
+    ops = [_as(kind, d) for kind, d in zip(kinds, dense, strict=True)]
+    src = einsum_mod.generated_source(expr, *ops, parallel=True)
+    assert ("prange(" in src) == (f"{expr}-{kinds}" in ROW_PARALLEL), src
+    assert "prange(" not in einsum_mod.generated_source(expr, *ops)
+
+
+@pytest.fixture
+def always_parallel(monkeypatch):
+    monkeypatch.setattr(einsum_mod, "PARALLEL_WORK", 0)
+
+
+@pytest.mark.parametrize("expr,shapes,kinds", PARAMS)
+@settings(max_examples=8, deadline=None, suppress_health_check=[
+    HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(i=st.integers(1, 9), j=st.integers(1, 9), k=st.integers(1, 9),
+       density=st.sampled_from([0.0, 0.3, 1.0]), seed=st.integers(0, 2**16))
+def test_parallel_variants_equal_numpy_einsum(always_parallel, expr, shapes, kinds, i, j, k,
+                                              density, seed):
+    rng = np.random.default_rng(seed)
+    dense = [_rand(s, rng, density if kind == "S" else 1.0)
+             for s, kind in zip(shapes(i, j, k), kinds, strict=True)]
+    ops = [_as(kind, d) for kind, d in zip(kinds, dense, strict=True)]
+    got = sparse.einsum(expr, *ops)
+    np.testing.assert_array_equal(_dense(got), np.einsum(expr, *dense))
+    if isinstance(got, sparse.CSR):
+        sparse.CSR(got.indptr, got.indices, got.data, got.shape)  # canonical, compacted
+
+
+@pytest.mark.parametrize("kind", ["powerlaw", "mixed"])
+def test_parallel_rows_on_skewed_matrices_equal_scipy(always_parallel, kind):
+    """Skewed rows, empty rows and one huge row (``mixed``), every row-parallel expression:
+    rows reserve their slots, per-thread workspaces, a parallel reduction."""
+    import numba
+
+    rng = np.random.default_rng(7)
+    A = sparse.make_matrix(400, rng, kind=kind, nnz_per_row=6)
+    B = sparse.make_matrix(400, rng, kind="uniform", nnz_per_row=6)
+    SA, SB = A.to_scipy(), B.to_scipy()
+    D, x = rng.random((400, 5)), rng.random(400)
+    close = dict(rtol=1e-12, atol=1e-12)
+    gus = sparse.einsum("ik,kj->ij", A, B)
+    np.testing.assert_allclose(gus.toarray(), (SA @ SB).toarray(), **close)
+    sparse.CSR(gus.indptr, gus.indices, gus.data, gus.shape)
+    np.testing.assert_allclose(sparse.einsum("ij,j->i", A, x), SA @ x, **close)
+    np.testing.assert_allclose(sparse.einsum("ik,kj->ij", A, D), SA @ D, **close)
+    join = sparse.einsum("ij,ij->ij", A, B)
+    np.testing.assert_allclose(join.toarray(), SA.multiply(SB).toarray(), **close)
+    pa, pb = SA.copy(), SB.copy()
+    pa.data[:], pb.data[:] = 1.0, 1.0
+    assert join.nnz == pa.multiply(pb).nnz  # the intersection of the patterns
+    np.testing.assert_allclose(sparse.einsum("ij,ij->", A, B), SA.multiply(SB).sum(), **close)
+    T = sparse.CSF.from_dense(_rand((40, 30, 20), rng, 0.2))
+    v = rng.random(20)
+    np.testing.assert_allclose(sparse.einsum("ijk,k->ij", T, v).toarray(),
+                               np.einsum("ijk,k->ij", T.toarray(), v), **close)
+    if numba.get_num_threads() > 1:
+        assert any(key[3] for key in einsum_mod._CACHE if key[0] == "ij,jk->ik")

@@ -1,10 +1,18 @@
 """``sparse.einsum``: two-operand Einstein sums over sparse fiber trees and dense arrays.
 
 The planner (:mod:`hetlab.sparse.einsum_plan`) turns the expression into a loop nest of
-dense loops, fiber walks, joins and merges; this module writes that nest as Python source,
-compiles it with numba (serial) and caches it per (canonical expression, operand kinds), so
-``"ab,b->a"`` and ``"ij,j->i"`` share one compiled kernel. :func:`explain` shows the plan and
-the generated source.
+dense loops, fiber walks, joins and merges; :mod:`hetlab.sparse.einsum_codegen` writes that
+nest as Python source, which is compiled with numba and cached per (canonical expression,
+operand kinds, serial or parallel), so ``"ab,b->a"`` and ``"ij,j->i"`` share one compiled
+kernel. :func:`explain` shows the plan, :func:`generated_source` the source.
+
+Threads: when the outermost loop runs over output rows (or the sum is a full contraction)
+and the operands hold at least ``PARALLEL_WORK`` entries, the rows run in a ``prange`` loop
+on all numba threads (``ij,j->i``, ``ik,kj->ij`` with a sparse first operand — sparse ×
+dense and Gustavson's sparse × sparse —, ``ij,ij->ij``, ``ij,ij->``, ``ijk,k->ij``). Dense ×
+sparse ``ik,kj->ij`` walks the sparse operand's rows, the contracted index, outermost: rows
+would add into the same output entries, so it stays serial. Smaller inputs run serially
+(starting a parallel region costs more than they take).
 """
 
 from __future__ import annotations
@@ -17,11 +25,17 @@ import numpy as np
 from ..errors import InvalidInputError
 from .csf import CSF
 from .csr import CSR
+from .einsum_codegen import emit, row_parallel
 from .einsum_plan import Plan, plan
 
-__all__ = ["einsum", "explain", "generated_source"]
+__all__ = ["einsum", "explain", "generated_source", "PARALLEL_WORK"]
 
-_CACHE: dict[tuple[str, tuple[bool, bool], tuple[int, int]], tuple[Plan, str, Callable]] = {}
+#: entries (nonzeros of the sparse operands, elements of the dense ones, and for Gustavson
+#: the products) from which a row-parallel expression runs on all numba threads
+PARALLEL_WORK = 1 << 18
+
+_CACHE: dict[tuple[str, tuple[bool, bool], tuple[int, int], bool],
+             tuple[Plan, str, Callable]] = {}
 
 
 def _operand(name: str, x: Any) -> Any:
@@ -45,139 +59,29 @@ def _levels(x: CSR | CSF) -> list[tuple[np.ndarray, np.ndarray]]:
     return [(x.indptr, x.indices)] if isinstance(x, CSR) else x.levels()
 
 
-# --- code generation ---------------------------------------------------------------------
-
-
-def _emit(p: Plan) -> str:
-    """Python source of the kernel for plan ``p``."""
-    names = p.names
-    ndim = {n: len(s) for n, s in zip(names, p.subs, strict=True)}
-    sparse = dict(zip(names, p.sparse, strict=True))
-    args = []
-    for n in names:
-        if sparse[n]:
-            for lv in range(1, ndim[n]):
-                args += [f"{n}_ptr{lv}", f"{n}_idx{lv}"]
-            args.append(f"{n}_vals")
-        else:
-            args.append(n)
-    args += [f"n_{c}" for c in sorted({c for lp in p.loops for c in lp.index})]
-    if p.mode == "dense":
-        args.append("out")
-    elif p.mode == "aligned":
-        args.append("out_vals")
-    elif p.mode in ("append", "workspace"):
-        args += ["out_counts", "out_cols", "out_vals"]
-    if p.mode == "workspace":
-        args += ["w", "mark", "touched"]
-    lines = [f"def kernel({', '.join(args)}):"]
-    lines += [f"    # {ln}" for ln in p.describe().splitlines()]
-    if p.mode == "scalar":
-        lines.append("    acc = 0.0")
-    if p.mode in ("append", "workspace"):
-        lines.append("    nout = 0")
-    product = " * ".join(
-        f"{n}_vals[p{n}{ndim[n] - 1}]" if sparse[n]
-        else f"{n}[{', '.join('x_' + c for c in s)}]"
-        for n, s in zip(names, p.subs, strict=True)
-    )
-    depth = 1
-    epilogue: list[tuple[int, list[str]]] = []
-    for li, lp in enumerate(p.loops):
-        pad = "    " * depth
-        x = f"x_{lp.index}"
-        dense_levels = [n for n, lv in lp.levels if lv == 0]
-        comp = [(n, lv) for n, lv in lp.levels if lv > 0]
-        if lp.kind == "dense":
-            lines.append(f"{pad}for {x} in range(n_{lp.index}):")
-            inner = "    " * (depth + 1)
-            depth += 1
-        elif lp.kind == "fiber":
-            (n, lv), = comp
-            lines.append(f"{pad}for p{n}{lv} in range({n}_ptr{lv}[p{n}{lv - 1}], "
-                         f"{n}_ptr{lv}[p{n}{lv - 1} + 1]):")
-            inner = "    " * (depth + 1)
-            lines.append(f"{inner}{x} = {n}_idx{lv}[p{n}{lv}]")
-            depth += 1
-        else:  # join: two-pointer intersection of two sorted fibers
-            (a, la), (b, lb) = comp
-            q = f"_{lp.index}"
-            lines += [f"{pad}qa{q} = {a}_ptr{la}[p{a}{la - 1}]",
-                      f"{pad}ea{q} = {a}_ptr{la}[p{a}{la - 1} + 1]",
-                      f"{pad}qb{q} = {b}_ptr{lb}[p{b}{lb - 1}]",
-                      f"{pad}eb{q} = {b}_ptr{lb}[p{b}{lb - 1} + 1]",
-                      f"{pad}while qa{q} < ea{q} and qb{q} < eb{q}:",
-                      f"{pad}    xa{q} = {a}_idx{la}[qa{q}]",
-                      f"{pad}    xb{q} = {b}_idx{lb}[qb{q}]",
-                      f"{pad}    if xa{q} < xb{q}:",
-                      f"{pad}        qa{q} += 1",
-                      f"{pad}    elif xb{q} < xa{q}:",
-                      f"{pad}        qb{q} += 1",
-                      f"{pad}    else:"]
-            inner = "    " * (depth + 2)
-            lines += [f"{inner}{x} = xa{q}", f"{inner}p{a}{la} = qa{q}",
-                      f"{inner}p{b}{lb} = qb{q}"]
-            epilogue.append((depth + 2, [f"qa{q} += 1", f"qb{q} += 1"]))
-            depth += 2
-        for n in dense_levels:
-            lines.append(f"{inner}p{n}0 = {x}")
-        if p.mode == "workspace" and li == 0:
-            lines.append(f"{inner}nt = 0")
-            ws_depth = depth
-    pad = "    " * depth
-    lines.append(f"{pad}v = {product}")
-    o = p.output
-    if p.mode == "scalar":
-        lines.append(f"{pad}acc += v")
-    elif p.mode == "dense":
-        lines.append(f"{pad}out[{', '.join('x_' + c for c in o)}] += v")
-    elif p.mode == "aligned":
-        s = p.aligned_with
-        lines.append(f"{pad}out_vals[p{s}{len(o) - 1}] += v")
-    elif p.mode == "append":
-        lines += [f"{pad}out_cols[nout] = x_{o[1]}", f"{pad}out_vals[nout] = v",
-                  f"{pad}out_counts[x_{o[0]}] += 1", f"{pad}nout += 1"]
-    else:  # workspace: merge into the row accumulator
-        j = f"x_{o[1]}"
-        lines += [f"{pad}if mark[{j}] != x_{o[0]}:", f"{pad}    mark[{j}] = x_{o[0]}",
-                  f"{pad}    touched[nt] = {j}", f"{pad}    nt += 1", f"{pad}    w[{j}] = v",
-                  f"{pad}else:", f"{pad}    w[{j}] += v"]
-    for d, stmts in reversed(epilogue):
-        lines += ["    " * d + st for st in stmts]
-    if p.mode == "workspace":
-        pad = "    " * ws_depth
-        lines += [f"{pad}cols = np.sort(touched[:nt])", f"{pad}for t in range(nt):",
-                  f"{pad}    out_cols[nout] = cols[t]", f"{pad}    out_vals[nout] = w[cols[t]]",
-                  f"{pad}    nout += 1", f"{pad}out_counts[x_{o[0]}] = nt"]
-    if p.mode == "scalar":
-        lines.append("    return acc")
-    elif p.mode in ("append", "workspace"):
-        lines.append("    return nout")
-    else:
-        lines.append("    return 0")
-    return "\n".join(lines) + "\n"
-
-
-def _compiled(expr: str, sparse: tuple[bool, bool], ndims: tuple[int, int]
-              ) -> tuple[Plan, str, Callable]:
+def _compiled(expr: str, sparse: tuple[bool, bool], ndims: tuple[int, int],
+              parallel: bool = False) -> tuple[Plan, str, Callable]:
     from .einsum_plan import canonical
 
-    key = (canonical(expr), sparse, ndims)
+    p = plan(expr, sparse, ndims)
+    parallel = parallel and row_parallel(p)
+    key = (canonical(expr), sparse, ndims, parallel)
     if key not in _CACHE:
-        p = plan(expr, sparse, ndims)
-        src = _emit(p)
+        src = emit(p, parallel)
         import numba
 
-        namespace: dict[str, Any] = {"np": np}
+        namespace: dict[str, Any] = {"np": np, "prange": numba.prange,
+                                     "get_thread_id": numba.get_thread_id}
         exec(compile(src, f"<hetlab einsum {p.expr}>", "exec"), namespace)
-        _CACHE[key] = (p, src, numba.njit(nogil=True)(namespace["kernel"]))
+        _CACHE[key] = (p, src, numba.njit(nogil=True, parallel=parallel)(namespace["kernel"]))
     return _CACHE[key]
 
 
-def generated_source(expr: str, *operands: Any) -> str:
-    """The Python source numba compiles for ``expr`` on these operands' kinds."""
+def generated_source(expr: str, *operands: Any, parallel: bool = False) -> str:
+    """The Python source numba compiles for ``expr`` on these operands' kinds (the
+    row-parallel variant with ``parallel=True``, where the expression has one)."""
     ops = [_operand(n, x) for n, x in zip("AB", operands, strict=True)]
-    return _compiled(expr, *_kinds(ops))[1]
+    return _compiled(expr, *_kinds(ops), parallel)[1]
 
 
 def explain(expr: str, *operands: Any) -> str:
@@ -236,7 +140,7 @@ def einsum(expr: str, A: Any, B: Any) -> Any:
     """
     ops = [_operand(n, x) for n, x in zip("AB", (A, B), strict=True)]
     sp, nd = _kinds(ops)
-    p, _, kernel = _compiled(expr, sp, nd)
+    p = plan(expr, sp, nd)
     sizes: dict[str, int] = {}
     for name, s, o in zip("AB", p.subs, ops, strict=True):
         for c, n in zip(s, o.shape, strict=True):
@@ -245,6 +149,14 @@ def einsum(expr: str, A: Any, B: Any) -> Any:
                     f"sparse.einsum: index {c!r} has size {sizes[c]} in one operand and {n} "
                     f"in {name} (shape {tuple(o.shape)})."
                 )
+    bounds = _row_bounds(p, ops)
+    work = sum(o.nnz if isinstance(o, (CSR, CSF)) else o.size for o in ops)
+    work += int(bounds.sum()) if bounds is not None else 0
+    import numba
+
+    threads = int(numba.get_num_threads())
+    parallel = work >= PARALLEL_WORK and threads > 1 and row_parallel(p)
+    p, _, kernel = _compiled(expr, sp, nd, parallel)
     dtype = np.result_type(*[o.dtype for o in ops], np.float32)
     dtype = np.dtype(np.float32 if dtype == np.float32 else np.float64)
     args: list[Any] = []
@@ -269,23 +181,39 @@ def einsum(expr: str, A: Any, B: Any) -> Any:
         vals = np.zeros(idx.shape[0], dtype=dtype)
         kernel(*args, vals)
         return CSR(ptr, idx, vals, shape, check=False)
+    assert bounds is not None  # append or workspace: a sparse output built row by row
     n_rows = shape[0]
-    if p.mode == "append":
-        cap = min(o.nnz for o in ops if isinstance(o, (CSR, CSF)))
-    else:  # workspace: at most one entry per (A[i, k], B[k, j]) pair
-        Aop, Bop = ops
-        cap = int(np.diff(Bop.indptr)[Aop.indices].sum()) if Aop.nnz else 0
+    off = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(bounds, out=off[1:])
     counts = np.zeros(n_rows, dtype=np.int64)
-    cols = np.empty(cap, dtype=np.int64)
-    vals = np.empty(cap, dtype=dtype)
+    cols = np.empty(int(off[-1]), dtype=np.int64)
+    vals = np.empty(int(off[-1]), dtype=dtype)
     extra = ()
     if p.mode == "workspace":
-        n_j = shape[1]
-        extra = (np.zeros(n_j, dtype), np.full(n_j, -1, np.int64), np.empty(n_j, np.int64))
-    nout = kernel(*args, counts, cols, vals, *extra)
-    indptr = np.zeros(n_rows + 1, dtype=np.int64)
-    np.cumsum(counts, out=indptr[1:])
-    return _narrow(CSR(indptr, cols[:nout].copy(), vals[:nout].copy(), shape, check=False))
+        n_ws, n_j = (threads if parallel else 1), shape[1]
+        extra = (np.zeros((n_ws, n_j), dtype), np.full((n_ws, n_j), -1, np.int64),
+                 np.empty((n_ws, n_j), np.int64))
+    kernel(*args, off, counts, cols, vals, *extra)
+    from ._einsum_compact import compact
+
+    indptr, cols, vals = compact(off, counts, cols, vals, parallel=parallel)
+    return _narrow(CSR(indptr, cols, vals, shape, check=False))
+
+
+def _row_bounds(p: Plan, ops: list[Any]) -> np.ndarray | None:
+    """Most entries each row of a sparse output can get (None for other outputs): a join
+    keeps at most the shorter of the two rows; Gustavson's merge at most the sum over
+    A[i, k] ≠ 0 of the lengths of rows B[k, :]."""
+    if p.mode == "append":  # ij,ij->ij on two CSR operands
+        A, B = ops
+        return np.minimum(np.diff(A.indptr), np.diff(B.indptr)).astype(np.int64)
+    if p.mode == "workspace":  # ik,kj->ij on two CSR operands
+        A, B = ops
+        per_entry = np.diff(B.indptr).astype(np.int64)[A.indices]
+        run = np.zeros(A.nnz + 1, dtype=np.int64)
+        np.cumsum(per_entry, out=run[1:])
+        return run[A.indptr[1:]] - run[A.indptr[:-1]]
+    return None
 
 
 def _narrow(A: CSR) -> CSR:
