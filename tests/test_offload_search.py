@@ -237,3 +237,35 @@ def test_confirmation_round_ranks_by_paired_ratios():
                    rounds=3)
     assert out["fast"] < out["serial"]
     assert 0.15 < out["fast"] / out["serial"] < 0.6
+
+
+def test_ga_seeds_open_the_first_population():
+    order = []
+
+    def fitness(g):
+        order.append(g)
+        return 1.0 + sum(g)
+
+    seed = (1, 0, 1, 0, 1)
+    genetic_search(5, fitness, budget=4, seed=3, seeds=[seed, seed])
+    assert order[0] == seed  # measured first, once
+    assert order.count(seed) == 1
+    with pytest.raises(hl.InvalidInputError, match="seed gene"):
+        genetic_search(3, fitness, seeds=[(1, 0)])
+    with pytest.raises(hl.InvalidInputError, match="seed gene"):
+        genetic_search(2, fitness, seeds=[(1, 2)])
+
+
+def test_outermost_gene_is_the_static_rule():
+    rep = offload.analyze(EXAMPLES["jacobi_2d"].fn)
+    genes = [lp.id for lp in rep.parallelizable]
+    gene = rep.outermost(genes)
+    for key, bit in zip(genes, gene, strict=True):
+        lp = rep.loop(key)
+        parent_ids = []
+        p = lp.parent
+        while p is not None:
+            parent_ids.append(rep.loop(p).id)
+            p = rep.loop(p).parent
+        assert bit == (0 if set(parent_ids) & set(genes) else 1)
+    assert gene == (1, 0, 1, 0)  # jacobi-2d: two nests (i, j) under the sequential t loop

@@ -90,6 +90,23 @@ class Report:
         raise KeyError(f"offload: no loop {key!r}; loops are "
                        f"{', '.join(lp.id for lp in self.loops)}")
 
+    def outermost(self, keys: list[str]) -> tuple[int, ...]:
+        """For each loop id in ``keys``, 1 if no loop of ``keys`` encloses it, else 0: the
+        static rule's choice (outermost parallel loops, as in OpenMP practice), which
+        :func:`hetlab.offload.search` puts in the GA's first population."""
+        ids = set(keys)
+
+        def enclosed(key: str) -> bool:
+            parent = self.loop(key).parent
+            while parent is not None:
+                lp = self.loop(parent)
+                if lp.id in ids:
+                    return True
+                parent = lp.parent
+            return False
+
+        return tuple(0 if enclosed(k) else 1 for k in keys)
+
     def block(self, key: str | int) -> Block:
         """A function block by id (``"B1"``), index, or the id of the nest it replaces."""
         for b in self.blocks:

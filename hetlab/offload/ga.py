@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import InvalidInputError
@@ -76,15 +76,32 @@ def _pick(rng: random.Random, scored: list[tuple[float, Gene]], selection: str,
     return max(group, key=lambda t: t[0])[1]
 
 
+def _seeded(seeds: Sequence[Gene], n_genes: int, population: int) -> list[Gene]:
+    """The distinct valid ``seeds`` (at most ``population``), as tuples of ints."""
+    out: list[Gene] = []
+    for g in seeds:
+        gene = tuple(int(b) for b in g)
+        if len(gene) != n_genes or any(b not in (0, 1) for b in gene):
+            raise InvalidInputError(f"offload.search: a seed gene must be {n_genes} bits of 0/1; "
+                                    f"got {tuple(g)!r}.")
+        if gene not in out:
+            out.append(gene)
+    return out[:population]
+
+
 def genetic_search(n_genes: int, fitness: Callable[[Gene], float], *, budget: int = 64,
                    population: int = 8, generations: int = 30, elite: int = 1,
                    selection: str = "tournament", tournament: int = 3,
                    crossover_rate: float = 0.9, mutation_rate: float | None = None,
                    seed: int = 0, cache: dict[Gene, float] | None = None,
                    on_evaluation: Callable[[], None] | None = None,
-                   evaluate_many: Callable[[list[Gene]], list[float]] | None = None
-                   ) -> GAResult:
+                   evaluate_many: Callable[[list[Gene]], list[float]] | None = None,
+                   seeds: Sequence[Gene] = ()) -> GAResult:
     """Maximize ``fitness`` over ``n_genes``-bit genes; at most ``budget`` new evaluations.
+
+    ``seeds`` (genes of ``n_genes`` bits 0/1) open the first population, in order, before
+    the random members (a seeded GA: :func:`hetlab.offload.search` passes the static rule's
+    answer, every outermost parallelizable loop, so the search starts no worse than it).
 
     ``cache`` (gene → fitness from an earlier run) resumes a stopped search: those genes are
     not measured again and do not count against ``budget``. ``evaluate_many``, when given,
@@ -102,7 +119,8 @@ def genetic_search(n_genes: int, fitness: Callable[[Gene], float], *, budget: in
     rng = random.Random(seed)
     f = _Cached(fitness, cache, budget, on_evaluation)
     space = 2 ** n_genes
-    pop = [tuple(rng.randint(0, 1) for _ in range(n_genes)) for _ in range(population)]
+    pop = _seeded(seeds, n_genes, population)
+    pop += [tuple(rng.randint(0, 1) for _ in range(n_genes)) for _ in range(population - len(pop))]
     history: list[float] = []
     for _ in range(generations):
         if evaluate_many is not None:

@@ -298,7 +298,7 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: str,
     prior = {g: fitness(g) for g in measured}
     try:
         ga = genetic_search(n, fitness, cache=prior, on_evaluation=tick, evaluate_many=many,
-                            **opts)
+                            seeds=[report.outermost(genes)], **opts)
         ex = exhaustive_search(n, fitness, cache=ga.cache, on_evaluation=tick,
                                evaluate_many=many) if do_all else None
     finally:
