@@ -63,6 +63,19 @@ class Variant:
         return self._compiled
 
 
+def _lookup(get: Callable[[str | int], Any], key: str | int) -> Any:
+    """``get(key)`` (a loop or a block of the report), its KeyError as bad input."""
+    try:
+        return get(key)
+    except KeyError as exc:
+        raise InvalidInputError(str(exc.args[0])) from None
+
+
+def _by_number(ids: Iterable[str]) -> tuple[str, ...]:
+    """Distinct ids like ``"L3"``/``"B1"`` in numeric order."""
+    return tuple(sorted(set(ids), key=lambda k: int(k[1:])))
+
+
 def _check_loops(report: Report, loops: Iterable[str | int],
                  target: str = "numba") -> tuple[str, ...]:
     gpu = None
@@ -72,10 +85,7 @@ def _check_loops(report: Report, loops: Iterable[str | int],
         gpu = gpu_offloadable(report)
     chosen = []
     for key in loops:
-        try:
-            lp = report.loop(key)
-        except KeyError as exc:
-            raise InvalidInputError(str(exc.args[0])) from None
+        lp = _lookup(report.loop, key)
         if gpu is not None and lp.id not in gpu:
             ok = ", ".join(gpu) or "none"
             raise InvalidInputError(
@@ -88,24 +98,21 @@ def _check_loops(report: Report, loops: Iterable[str | int],
                 f"offload.transform: loop {lp.id} ({lp.var}, line {lp.line}) is {lp.verdict} "
                 f"({lp.why}); parallelizable loops: {ok}.")
         chosen.append(lp.id)
-    return tuple(sorted(set(chosen), key=lambda k: int(k[1:])))
+    return _by_number(chosen)
 
 
 def _check_blocks(report: Report, blocks: Iterable[str | int], loops: tuple[str, ...],
                   target: str) -> tuple[str, ...]:
     chosen = []
     for key in blocks:
-        try:
-            b = report.block(key)
-        except KeyError as exc:
-            raise InvalidInputError(str(exc.args[0])) from None
-        clash = sorted(set(b.loops) & set(loops), key=lambda k: int(k[1:]))
+        b = _lookup(report.block, key)
+        clash = _by_number(set(b.loops) & set(loops))
         if clash:
             raise InvalidInputError(
                 f"offload.transform: loops {', '.join(clash)} are inside function block {b.id} "
                 f"({b.pattern}), which replaces them; choose the block or the loops.")
         chosen.append(b.id)
-    return tuple(sorted(set(chosen), key=lambda k: int(k[1:])))
+    return _by_number(chosen)
 
 
 def _replace(stmts: list[ast.stmt], old: ast.stmt, new: list[ast.stmt]) -> bool:
@@ -260,10 +267,7 @@ def _fpga(report: Report, loops: Iterable[str | int], args: Any,
     nests = {n.root: n for n in find_nests(report, tuple(args), threshold=0.0)}
     chosen = []
     for key in loops:
-        try:
-            lp = report.loop(key)
-        except KeyError as exc:
-            raise InvalidInputError(str(exc.args[0])) from None
+        lp = _lookup(report.loop, key)
         if lp.id not in nests:
             raise InvalidInputError(
                 f"offload.transform: loop {lp.id} ({lp.var}) must be the root of a nest "

@@ -47,35 +47,6 @@ def _word_dot(qweight, r, g, i, wpg, nwp, bits, x, xb):  # pragma: no cover - de
 
 
 @cuda.jit
-def _gemv_kernel(qweight, scales, zeros, zsym, x, xsum, table, gs, bits, out):  # pragma: no cover
-    r = cuda.blockIdx.x
-    tid = cuda.threadIdx.x
-    ng = scales.shape[1]
-    pb = 2 if bits == 3 else bits
-    nwp = gs * pb // 32
-    wpg = gs * bits // 32
-    acc = float32(0)
-    for k in range(tid, ng * nwp, THREADS):
-        g = k // nwp
-        acc += table[scales[r, g]] * _word_dot(qweight, r, g, k % nwp, wpg, nwp, bits, x,
-                                               g * gs)
-    for g in range(tid, ng, THREADS):
-        z = table[zeros[r, g]] if zeros.shape[0] > 0 else zsym
-        acc -= table[scales[r, g]] * z * xsum[g]
-    sm = cuda.shared.array(THREADS, float32)
-    sm[tid] = acc
-    cuda.syncthreads()
-    step = THREADS // 2
-    while step > 0:
-        if tid < step:
-            sm[tid] += sm[tid + step]
-        cuda.syncthreads()
-        step //= 2
-    if tid == 0:
-        out[r] = sm[0]
-
-
-@cuda.jit
 def _gemm_kernel(qweight, scales, zeros, zsym, X, xsum, table, gs, bits, out):  # pragma: no cover
     r = cuda.blockIdx.x
     t = cuda.blockIdx.y  # one block per (row, activation row)
@@ -113,12 +84,9 @@ def _args(qw: QuantizedMatrix, xp: Any) -> tuple:
 
 
 def launch_gemv(qw: QuantizedMatrix, x: Any, xp: Any = np) -> Any:
-    """Run the GEMV kernel; arrays of ``qw`` and ``x`` (padded_in,) float32 in module ``xp``."""
-    xsum = x.reshape(-1, qw.group_size).sum(axis=1, dtype=xp.float32)
-    out = xp.empty(qw.out_features, dtype=xp.float32)
-    _gemv_kernel[qw.out_features, THREADS](*_args(qw, xp), x, xsum, xp.asarray(_F16),
-                                           qw.group_size, qw.bits, out)
-    return out
+    """Run the GEMV (the GEMM kernel on one activation row); ``x`` (padded_in,) float32 in
+    module ``xp``."""
+    return launch_gemm(qw, x.reshape(1, -1), xp).reshape(-1)
 
 
 def launch_gemm(qw: QuantizedMatrix, X: Any, xp: Any = np) -> Any:

@@ -339,7 +339,6 @@ def gemv_w4a8(qw: QuantizedMatrix, x: np.ndarray) -> np.ndarray:
 
     xq, sx = quantize_activations(x)
     gs = qw.group_size
-    xsum = xq.reshape(-1, gs).sum(axis=1, dtype=np.int32)
     scales = qw.scales.view(np.uint16)
     zeros = (np.zeros((0, 0), np.uint16) if qw.zeros is None else qw.zeros.view(np.uint16))
     out = np.empty(qw.out_features, dtype=np.float32)
@@ -347,6 +346,7 @@ def gemv_w4a8(qw: QuantizedMatrix, x: np.ndarray) -> np.ndarray:
         return _w4.gemv_w4a8_vnni(qw.qweight.reshape(-1), qw.qweight.shape[1], scales, zeros,
                                   np.float32(2 ** (qw.bits - 1)), xq, np.float32(sx), _F16,
                                   gs, out, _chunks(qw.out_features))
+    xsum = xq.reshape(-1, gs).sum(axis=1, dtype=np.int32)
     return _gemv_w4a8(qw.qweight.reshape(-1), qw.qweight.shape[1], scales, zeros,
                       np.int32(2 ** (qw.bits - 1)), xq, xsum, np.float32(sx), _F16, gs,
                       gs * qw.bits // 32, out, _IDOT[qw.bits])
