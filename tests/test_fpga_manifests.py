@@ -1,14 +1,16 @@
 """Checks every overlay shares: overlay.toml agrees with its HLS source (interface pragmas,
 loop labels), with the Vitis HLS register layout and with its build scripts, fits each board,
-and gives a source for every figure. (fps-specific checks: test_fpga_manifest.py.)"""
+and gives a source for every figure; every overlay's HLS testbench builds and passes with the
+host compiler. (fps-specific checks: test_fpga_manifest.py.)"""
 
 from __future__ import annotations
 
 import re
+import subprocess
 
 import pytest
 
-from hetlab.fpga import load_manifest
+from hetlab.fpga import csim, load_manifest
 
 OVERLAYS = ["fps", "gemv_q", "spmv"]
 
@@ -123,3 +125,14 @@ def test_report_prints_modeled_figures_at_two_sizes_with_their_sources(m, capsys
     assert "UG1399" in out and "DS987" in out and f"launch {writes} writes x 15 us" in out
     for lp in m.data["loops"]:
         assert f"loop {lp['name']}:" in out
+
+
+def test_hls_testbench_builds_and_passes(m, tmp_path):
+    ov = m.data["overlay"]
+    exe = tmp_path / f"{m.name}_tb"
+    cmd = [csim.compiler(), *[f for f in ov["cflags"] if f != "-fPIC"], "-o", str(exe),
+           *[str(m.path(s)) for s in ov["hls_sources"]], str(m.path(ov["testbench"]))]
+    build = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert build.returncode == 0 and "warning" not in build.stderr, build.stderr
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60, check=False)
+    assert run.returncode == 0 and "all cases passed" in run.stdout, run.stdout
