@@ -45,10 +45,14 @@ __all__ = [
     "unpack_codes",
     "check_bits",
     "check_group_size",
+    "F16_TO_F32",
 ]
 
 #: supported code widths
 BITS = (2, 3, 4, 8)
+#: float16 bit pattern (uint16) → float32 value, exact: how kernels without a float16 type (numba
+#: on the CPU, numba.cuda) decode the stored scales and zero points
+F16_TO_F32 = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float32)
 #: rows quantized at once (bounds temporary memory to ~ROW_BLOCK × in float64)
 _ROW_BLOCK = 512
 

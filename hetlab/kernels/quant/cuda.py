@@ -18,13 +18,13 @@ from typing import Any
 import numpy as np
 from numba import cuda, float32, uint32
 
+from ...quant.formats import F16_TO_F32 as _F16
 from ...quant.formats import QuantizedMatrix
 
 __all__ = ["gemv_q", "gemm_q", "launch_gemv", "launch_gemm", "THREADS", "MAX_M"]
 
 THREADS = 128
 MAX_M = 64
-_F16 = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float32)
 
 
 @cuda.jit(device=True, inline=True)

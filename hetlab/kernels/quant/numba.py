@@ -35,6 +35,7 @@ import numba
 import numpy as np
 from numba import prange
 
+from ...quant.formats import F16_TO_F32 as _F16
 from ...quant.formats import QuantizedMatrix, planes
 from . import _numba_w4 as _w4
 from ._simd import HAS_VNNI
@@ -45,8 +46,6 @@ _FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
 _OPTS = {"cache": True, "nogil": True, "fastmath": _FASTMATH}
 #: output rows per parallel work item
 _ROW_BLOCK = 8
-#: float16 bit pattern → float32 (numba has no float16 on the CPU); exact by construction
-_F16 = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float32)
 
 _U = np.uint32
 _I = np.uint64
