@@ -7,10 +7,15 @@
 # cupy (cupy-cuda12x or cupy-cuda13x), xarray, pandas, pytest, hypothesis. It
 #   1. records the environment (GPU, driver, versions)              -> env.txt
 #   2. makes the working tree importable: PYTHONPATH (GPU_CHECK_PIP=1: pip -e, no deps)
-#   3. runs tests/gpu (real GPU vs numpy reference), the cross-backend tests and the
-#      CUDA-simulator / PTX tests                                     -> pytest.log, junit.xml
-#   4. times fps and knn on numpy / numba / cupy with hl.compare      -> timing.log, recordings
+#   3. runs tests/gpu (real GPU vs numpy reference, cuSPARSE) and the cupy cases of the
+#      cross-backend tests (point clouds, sparse, quant, offload GPU blocks)
+#                                                                     -> pytest.log, junit.xml
+#   4. benchmarks/gpu.py: copy bandwidth, transfers, SpMV/SpMM vs cuSPARSE, quantized
+#      GEMV/GEMM vs cuBLAS, offload search with the cuda target    -> gpu_bench.log
+#   5. times fps and knn on numpy / numba / cupy with hl.compare      -> timing.log, recordings
 #      (<kernel>-gpu-<date>.nc; copy them into data/recorded/) or *.csv without h5netcdf
+# Each step has its own time limit (GPU_CHECK_TESTS_S, GPU_CHECK_BENCH_S, GPU_CHECK_TIMING_S:
+# 200, 240, 100 s), so one slow step cannot eat a short device lease; about 6 minutes in all.
 # Logs go to $OUT when set (the device tool's output folder), else ./gpu-check-logs.
 # Exit status: 0 all passed; 1 a test or the timing failed; 2 no usable GPU.
 set -u -o pipefail
@@ -63,8 +68,8 @@ else
   echo "PYTHONPATH=$ROOT (set GPU_CHECK_PIP=1 to pip install -e as well)"
 fi
 
-echo "== preflight"
-if ! "$PY" - <<'EOF' 2>&1 | tee "$LOG/preflight.log"
+echo "== preflight" | tee -a "$LOG/env.txt"
+if ! "$PY" - <<'EOF' 2>&1 | tee -a "$LOG/env.txt"
 import hetlab as hl
 print(hl.__file__)
 from hetlab.core.registry import get_backend
@@ -72,18 +77,27 @@ get_backend("cupy").require()  # raises BackendUnavailable naming why
 print(get_backend("cupy").info())
 EOF
 then
-  echo "no usable GPU: see $LOG/preflight.log"
+  echo "no usable GPU: see $LOG/env.txt"
   exit 2
 fi
 
 echo "== tests (log: $LOG/pytest.log)"
-"$PY" -m pytest -q -rA -p no:cacheprovider --junitxml="$LOG/junit.xml" \
-  tests/gpu tests/test_pointcloud.py tests/test_pointcloud_cudasim.py \
-  >"$LOG/pytest.log" 2>&1 || status=1
-tail -n 25 "$LOG/pytest.log"
+export PYTHONUNBUFFERED=1
+XDIST=()
+"$PY" -c "import xdist" 2>/dev/null && XDIST=(-n 4)
+# the cupy cases only: the CPU backends and the CUDA simulator are CI's job
+timeout "${GPU_CHECK_TESTS_S:-200}" "$PY" -m pytest -q -rfEs -p no:cacheprovider "${XDIST[@]}" \
+  --junitxml="$LOG/junit.xml" -k "cupy or gpu" \
+  tests/gpu tests/test_pointcloud.py tests/test_sparse_kernels.py tests/test_quant_kernels.py \
+  tests/test_offload_gpu_blocks.py >"$LOG/pytest.log" 2>&1 || status=1
+tail -n 30 "$LOG/pytest.log"
+
+echo "== benchmark (log: $LOG/gpu_bench.log)"
+timeout "${GPU_CHECK_BENCH_S:-240}" "$PY" "$ROOT/benchmarks/gpu.py" 2>&1 \
+  | tee "$LOG/gpu_bench.log" || status=1
 
 echo "== timing (log: $LOG/timing.log)"
-LOG="$LOG" "$PY" - <<'EOF' 2>&1 | tee "$LOG/timing.log"
+LOG="$LOG" timeout "${GPU_CHECK_TIMING_S:-100}" "$PY" - <<'EOF' 2>&1 | tee "$LOG/timing.log"
 import importlib.util, os, sys
 import pandas as pd
 import hetlab as hl

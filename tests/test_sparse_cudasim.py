@@ -31,11 +31,12 @@ def test_kernels_compile_to_ptx_for_sm90(dtype, index):
     iv, v, m = types.Array(i, 1, "C"), types.Array(f, 1, "C"), types.Array(f, 2, "C")
     sigs = {
         "spmv": (ck.spmv_kernel, (iv, iv, v, v, v, types.int64)),
+        "spmv_rows": (ck.spmv_rows_kernel, (iv, iv, v, v, v, types.int64)),
         "spmm": (ck.spmm_kernel, (iv, iv, v, m, m, types.int64)),
         "sddmm": (ck.sddmm_kernel, (iv, iv, v, m, m, v)),
     }
     for name, (kernel, sig) in sigs.items():
         ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=(9, 0))
         assert ".target sm_90" in ptx, name
-        if name != "sddmm":
+        if name in ("spmv", "spmm"):
             assert "atom.global.add" in ptx or "red.global.add" in ptx, name

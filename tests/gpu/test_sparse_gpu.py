@@ -36,6 +36,12 @@ def test_kernels_equal_reference_and_cusparse(kind, dtype):
     assert isinstance(y, np.ndarray) and rel_diff(y, reference.spmv(A, x)) <= tol
     dA = A.to_cupy()
     assert rel_diff(y, cupy.asnumpy(dA @ cupy.asarray(x))) <= tol
+    from hetlab.kernels.sparse import cupy as gpu
+
+    on_device = A.map_arrays(cupy.asarray)
+    for lanes in (None, 1, 4, 32):  # the row-group kernel the GPU benchmark times too
+        got = cupy.asnumpy(gpu.spmv_rows(on_device, cupy.asarray(x), lanes))
+        assert rel_diff(got, reference.spmv(A, x)) <= tol, lanes
     for k in (1, 16, 64):
         X = rng.random((A.shape[1], k)).astype(dtype)
         Y = hl.spmm(A, X, device="cupy")

@@ -77,6 +77,20 @@ def _gemm_kernel(qweight, scales, zeros, zsym, X, xsum, table, gs, bits, out):  
         out[t, r] = sm[0]
 
 
+_DEVICE_TABLES: dict[tuple[int, int], Any] = {}
+
+
+def _f16_table(xp: Any) -> Any:
+    """The float16 → float32 decode table in ``xp``'s memory: copied to each GPU once (256
+    KiB), not at every call; NumPy's own under the simulator."""
+    if xp is np:
+        return _F16
+    key = (id(xp), xp.cuda.Device().id)
+    if key not in _DEVICE_TABLES:
+        _DEVICE_TABLES[key] = xp.asarray(_F16)
+    return _DEVICE_TABLES[key]
+
+
 def _args(qw: QuantizedMatrix, xp: Any) -> tuple:
     scales = qw.scales.view(xp.uint16)
     zeros = (xp.zeros((0, 0), xp.uint16) if qw.zeros is None else qw.zeros.view(xp.uint16))
@@ -94,7 +108,7 @@ def launch_gemm(qw: QuantizedMatrix, X: Any, xp: Any = np) -> Any:
     m = X.shape[0]
     xsum = X.reshape(m, -1, qw.group_size).sum(axis=2, dtype=xp.float32)
     out = xp.empty((m, qw.out_features), dtype=xp.float32)
-    _gemm_kernel[(qw.out_features, m), THREADS](*_args(qw, xp), X, xsum, xp.asarray(_F16),
+    _gemm_kernel[(qw.out_features, m), THREADS](*_args(qw, xp), X, xsum, _f16_table(xp),
                                                 qw.group_size, qw.bits, out)
     return out
 

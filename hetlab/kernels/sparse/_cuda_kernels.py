@@ -18,9 +18,12 @@ kernels compile to PTX anywhere (tests/test_sparse_cudasim.py checks sm_90).
 
 from __future__ import annotations
 
-from numba import cuda
+from numba import cuda, float64
 
-__all__ = ["spmv_kernel", "spmm_kernel", "sddmm_kernel"]
+__all__ = ["spmv_kernel", "spmv_rows_kernel", "spmm_kernel", "sddmm_kernel", "ROWS_BLOCK"]
+
+#: most threads per block of :func:`spmv_rows_kernel` (its shared-memory scratch)
+ROWS_BLOCK = 256
 
 
 @cuda.jit
@@ -65,6 +68,35 @@ def spmv_kernel(indptr, indices, data, x, y, items):  # pragma: no cover - devic
         j += 1
     if i_end < n_rows and acc != 0.0:
         cuda.atomic.add(y, i_end, acc)
+
+
+@cuda.jit
+def spmv_rows_kernel(indptr, indices, data, x, y, lanes):  # pragma: no cover - device code
+    """``lanes`` consecutive threads per row ("CSR-vector"): the row's entries strided by
+    ``lanes``, so a warp reads ``32 / lanes`` runs of consecutive entries (coalesced), then a
+    tree sum in shared memory. ``lanes`` is a power of two ≤ 32 dividing the block; no
+    atomics, every row written once. Suits rows of similar length (one long row keeps its
+    group busy alone: the merge-path kernel is for skewed matrices)."""
+    tid = cuda.threadIdx.x
+    t = cuda.blockIdx.x * cuda.blockDim.x + tid
+    n_rows = indptr.shape[0] - 1
+    row = t // lanes
+    lane = t - row * lanes
+    acc = 0.0
+    if row < n_rows:
+        for j in range(indptr[row] + lane, indptr[row + 1], lanes):
+            acc += data[j] * x[indices[j]]
+    sm = cuda.shared.array(ROWS_BLOCK, float64)
+    sm[tid] = acc
+    cuda.syncthreads()
+    step = lanes >> 1
+    while step > 0:  # uniform over the block: every thread reaches each barrier
+        if lane < step:
+            sm[tid] += sm[tid + step]
+        cuda.syncthreads()
+        step >>= 1
+    if lane == 0 and row < n_rows:
+        y[row] = sm[tid]
 
 
 @cuda.jit

@@ -18,7 +18,8 @@ from ...core.validation import array_module
 from ...sparse import CSR
 from . import _cuda_kernels as ck
 
-__all__ = ["spmv", "spmm", "sddmm", "ITEMS_PER_THREAD", "THREADS"]
+__all__ = ["spmv", "spmv_merge", "spmv_rows", "row_lanes", "spmm", "sddmm", "ITEMS_PER_THREAD",
+           "THREADS"]
 
 #: merge-path steps per thread (rows + nonzeros)
 ITEMS_PER_THREAD = 16
@@ -43,7 +44,14 @@ def _grid(count: int) -> tuple[int, int]:
 
 
 def spmv(A: CSR, x: Any) -> Any:
-    """CUDA implementation of :func:`hetlab.spmv` (validated arguments on the device)."""
+    """CUDA implementation of :func:`hetlab.spmv` (validated arguments on the device): the
+    merge-path kernel (balanced on any row-length distribution)."""
+    return spmv_merge(A, x)
+
+
+def spmv_merge(A: CSR, x: Any) -> Any:
+    """SpMV with the merge-path kernel: ``ITEMS_PER_THREAD`` rows + nonzeros per thread,
+    atomics for rows split between threads."""
     xp = array_module(A.data)
     y = xp.zeros(A.shape[0], dtype=A.dtype)
     steps = A.shape[0] + A.nnz
@@ -52,6 +60,34 @@ def spmv(A: CSR, x: Any) -> Any:
         blocks, threads = _grid(-(-steps // ITEMS_PER_THREAD))
         ck.spmv_kernel[blocks, threads, stream](w(A.indptr), w(A.indices), w(A.data), w(x),
                                                 w(y), ITEMS_PER_THREAD)
+    return y
+
+
+def row_lanes(A: CSR) -> int:
+    """Threads per row for :func:`spmv_rows`: the power of two nearest the mean row length
+    (nonzeros / rows), between 2 and 32."""
+    mean = A.nnz / max(A.shape[0], 1)
+    lanes = 2
+    while lanes < 32 and lanes * 1.5 < mean:
+        lanes *= 2
+    return lanes
+
+
+def spmv_rows(A: CSR, x: Any, lanes: int | None = None) -> Any:
+    """SpMV with ``lanes`` threads per row (CSR-vector, :func:`._cuda_kernels.spmv_rows_kernel`);
+    ``lanes`` defaults to :func:`row_lanes`. Each row written once, no atomics."""
+    lanes = row_lanes(A) if lanes is None else int(lanes)
+    if lanes not in (1, 2, 4, 8, 16, 32):
+        raise ValueError(f"spmv_rows: lanes must be a power of two <= 32; got {lanes}.")
+    xp = array_module(A.data)
+    y = xp.zeros(A.shape[0], dtype=A.dtype)
+    if A.shape[0] and A.nnz:
+        stream, w = _launch(xp)
+        threads = min(THREADS, ck.ROWS_BLOCK)
+        threads = max(threads - threads % lanes, lanes)  # whole row groups per block
+        blocks = -(-A.shape[0] * lanes // threads)
+        ck.spmv_rows_kernel[blocks, threads, stream](w(A.indptr), w(A.indices), w(A.data),
+                                                     w(x), w(y), lanes)
     return y
 
 
