@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ...core.validation import array_module
+from .._cuda_launch import launch_setup
 from . import _cuda_kernels as ck
 
 __all__ = ["fps", "knn", "ball_query", "fps_knn", "voxel_downsample", "KNN_LOCAL_MAX_K"]
@@ -45,21 +46,6 @@ QUERY_THREADS = 128
 KNN_CHUNK_ELEMS = 1 << 25
 #: threads of the single FPS block (a power of two ≤ 1024; fewer for small clouds)
 FPS_THREADS = ck.FPS_MAX_THREADS
-
-
-def _launch_setup(xp: Any) -> tuple[Any, Any]:
-    """Return ``(stream, to_kernel_arg)`` for launches on arrays of namespace ``xp``.
-
-    On CuPy arrays the kernels run on CuPy's current stream, and arrays are handed to Numba
-    without the extra stream synchronization of the array interface (same stream: ordered).
-    """
-    if xp is np:
-        return 0, lambda a: a
-    from numba import cuda
-
-    ptr = xp.cuda.get_current_stream().ptr
-    stream = cuda.external_stream(ptr) if ptr else 0
-    return stream, lambda a: cuda.as_cuda_array(a, sync=False)
 
 
 @contextlib.contextmanager
@@ -93,7 +79,7 @@ def fps(points: Any, n_samples: int, start: int) -> Any:
     threads = 1
     while threads < min(n, FPS_THREADS):
         threads *= 2
-    stream, arg = _launch_setup(xp)
+    stream, arg = launch_setup(xp)
     kern = ck.kernels(points.dtype).fps
     with _quiet():
         kern[1, threads, stream](arg(points), np.int64(n_samples), np.int64(start), arg(dist),
@@ -108,7 +94,7 @@ def _knn_local(xp: Any, points: Any, queries: Any, k: int) -> tuple[Any, Any]:
     if m == 0:
         return idx, dist
     cap = next(c for c in ck.KNN_CAPACITIES if c >= k)
-    stream, arg = _launch_setup(xp)
+    stream, arg = launch_setup(xp)
     kern = ck.knn_kernel(points.dtype, cap)
     threads = _query_threads(m)
     with _quiet():
@@ -122,7 +108,7 @@ def _knn_sorted(xp: Any, points: Any, queries: Any, k: int) -> tuple[Any, Any]:
     idx = xp.empty((m, k), dtype=xp.int64)
     dist = xp.empty((m, k), dtype=points.dtype)
     rows = max(1, KNN_CHUNK_ELEMS // n)
-    stream, arg = _launch_setup(xp)
+    stream, arg = launch_setup(xp)
     kern = ck.kernels(points.dtype).dist_matrix
     tx, ty = 32, 8
     for r0 in range(0, m, rows):
@@ -161,7 +147,7 @@ def ball_query(points: Any, centers: Any, radius2: Any, k: int) -> Any:
     out = xp.empty((m, k), dtype=xp.int64)
     if m == 0:
         return out
-    stream, arg = _launch_setup(xp)
+    stream, arg = launch_setup(xp)
     kern = ck.kernels(points.dtype).ball_query
     threads = _query_threads(m)
     with _quiet():

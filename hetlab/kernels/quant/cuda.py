@@ -20,6 +20,7 @@ from numba import cuda, float32, uint32
 
 from ...quant.formats import F16_TO_F32 as _F16
 from ...quant.formats import QuantizedMatrix
+from .._cuda_launch import launch_setup
 
 __all__ = ["gemv_q", "gemm_q", "launch_gemv", "launch_gemm", "THREADS", "MAX_M"]
 
@@ -108,8 +109,11 @@ def launch_gemm(qw: QuantizedMatrix, X: Any, xp: Any = np) -> Any:
     m = X.shape[0]
     xsum = X.reshape(m, -1, qw.group_size).sum(axis=2, dtype=xp.float32)
     out = xp.empty((m, qw.out_features), dtype=xp.float32)
-    _gemm_kernel[(qw.out_features, m), THREADS](*_args(qw, xp), X, xsum, _f16_table(xp),
-                                                qw.group_size, qw.bits, out)
+    stream, arg = launch_setup(xp)
+    qweight, scales, zeros, zsym = _args(qw, xp)
+    _gemm_kernel[(qw.out_features, m), THREADS, stream](
+        arg(qweight), arg(scales), arg(zeros), zsym, arg(X), arg(xsum), arg(_f16_table(xp)),
+        qw.group_size, qw.bits, arg(out))
     return out
 
 

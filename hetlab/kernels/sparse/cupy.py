@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ...core.validation import array_module
 from ...sparse import CSR
+from .._cuda_launch import launch_setup
 from . import _cuda_kernels as ck
 
 __all__ = ["spmv", "spmv_merge", "spmv_rows", "row_lanes", "spmm", "sddmm", "ITEMS_PER_THREAD",
@@ -25,17 +24,6 @@ __all__ = ["spmv", "spmv_merge", "spmv_rows", "row_lanes", "spmm", "sddmm", "ITE
 ITEMS_PER_THREAD = 16
 #: threads per block
 THREADS = 256
-
-
-def _launch(xp: Any) -> tuple[Any, Any]:
-    """(stream, wrap) for launches on arrays of namespace ``xp`` (CuPy's current stream)."""
-    if xp is np:
-        return 0, lambda a: a
-    from numba import cuda
-
-    ptr = xp.cuda.get_current_stream().ptr
-    stream = cuda.external_stream(ptr) if ptr else 0
-    return stream, lambda a: cuda.as_cuda_array(a, sync=False)
 
 
 def _grid(count: int) -> tuple[int, int]:
@@ -56,7 +44,7 @@ def spmv_merge(A: CSR, x: Any) -> Any:
     y = xp.zeros(A.shape[0], dtype=A.dtype)
     steps = A.shape[0] + A.nnz
     if steps and A.nnz:
-        stream, w = _launch(xp)
+        stream, w = launch_setup(xp)
         blocks, threads = _grid(-(-steps // ITEMS_PER_THREAD))
         ck.spmv_kernel[blocks, threads, stream](w(A.indptr), w(A.indices), w(A.data), w(x),
                                                 w(y), ITEMS_PER_THREAD)
@@ -82,7 +70,7 @@ def spmv_rows(A: CSR, x: Any, lanes: int | None = None) -> Any:
     xp = array_module(A.data)
     y = xp.zeros(A.shape[0], dtype=A.dtype)
     if A.shape[0] and A.nnz:
-        stream, w = _launch(xp)
+        stream, w = launch_setup(xp)
         threads = min(THREADS, ck.ROWS_BLOCK)
         threads = max(threads - threads % lanes, lanes)  # whole row groups per block
         blocks = -(-A.shape[0] * lanes // threads)
@@ -98,7 +86,7 @@ def spmm(A: CSR, X: Any) -> Any:
     Y = xp.zeros((A.shape[0], k), dtype=A.dtype)
     steps = A.shape[0] + A.nnz
     if steps and A.nnz:
-        stream, w = _launch(xp)
+        stream, w = launch_setup(xp)
         blocks, threads = _grid(-(-steps // ITEMS_PER_THREAD) * k)
         ck.spmm_kernel[blocks, threads, stream](w(A.indptr), w(A.indices), w(A.data), w(X),
                                                 w(Y), ITEMS_PER_THREAD)
@@ -110,7 +98,7 @@ def sddmm(S: CSR, X: Any, Y: Any) -> CSR:
     xp = array_module(S.data)
     out = xp.zeros(S.nnz, dtype=S.dtype)
     if S.nnz:
-        stream, w = _launch(xp)
+        stream, w = launch_setup(xp)
         blocks, threads = _grid(S.nnz)
         ck.sddmm_kernel[blocks, threads, stream](w(S.indptr), w(S.indices), w(S.data), w(X),
                                                  w(Y), w(out))
