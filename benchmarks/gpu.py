@@ -25,6 +25,7 @@ import argparse
 import platform
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -258,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--inner", type=int, default=10, help="back-to-back calls per sample")
     p.add_argument("--only", default=",".join(SECTIONS), help=f"sections of {SECTIONS}")
     args = p.parse_args(argv)
+    # numba-cuda warns of small grids at every small launch (the offload search's variants)
+    warnings.filterwarnings("ignore", message=".*under-utilization.*")
     args.repeats = args.repeats or (3 if args.quick else 15)
     only = [s for s in args.only.split(",") if s]
     if unknown := set(only) - set(SECTIONS):

@@ -66,6 +66,14 @@ EOF
 } 2>&1 | tee -a "$LOG/env.txt"
 
 echo "== install (no network)"
+# Wheels carried to the machine (device tool: carry [".whl"]), e.g. h5netcdf so that the
+# timing step writes netCDF recordings: `python -m pip download --no-deps --only-binary=:all:
+# --python-version 3.12 --platform manylinux2014_x86_64 -d .whl h5netcdf==1.8.2` here first.
+if compgen -G "$ROOT/.whl/*.whl" >/dev/null; then
+  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/hetlab-site "$ROOT"/.whl/*.whl && export PYTHONPATH="$PYTHONPATH:/tmp/hetlab-site"
+  echo "installed carried wheels: $(cd "$ROOT/.whl" && ls)"
+fi
 # PYTHONPATH (set above) makes this tree's hetlab win without touching the environment;
 # GPU_CHECK_PIP=1 also installs it editable (pip -e --no-deps --no-build-isolation).
 if [ "${GPU_CHECK_PIP:-0}" = 1 ]; then
