@@ -9,13 +9,14 @@
 #   2. makes the working tree importable: PYTHONPATH (GPU_CHECK_PIP=1: pip -e, no deps)
 #   3. runs tests/gpu (real GPU vs numpy reference, cuSPARSE) and the cupy cases of the
 #      cross-backend tests (point clouds, sparse, quant, offload GPU blocks)
-#                                                                     -> pytest.log, junit.xml
+#                                                                     -> pytest.log
 #   4. benchmarks/gpu.py: copy bandwidth, transfers, SpMV/SpMM vs cuSPARSE, quantized
 #      GEMV/GEMM vs cuBLAS, offload search with the cuda target    -> gpu_bench.log
-#   5. times fps and knn on numpy / numba / cupy with hl.compare      -> timing.log, recordings
-#      (<kernel>-gpu-<date>.nc; copy them into data/recorded/) or *.csv without h5netcdf
+#   5. times fps, knn, spmv, gemv_q on numpy / numba / cupy (hl.compare) -> timing.log, recordings
+#      (<kernel>-gpu-<date>.nc; copy them into data/recorded/) or *.csv without h5netcdf;
+#      at most 8 files come back from the device tool: keep the outputs to these
 # Each step has its own time limit (GPU_CHECK_TESTS_S, GPU_CHECK_BENCH_S, GPU_CHECK_TIMING_S:
-# 150, 200, 60 s), so one slow step cannot eat a short device lease; about 6 minutes in all.
+# 150, 200, 90 s), so one slow step cannot eat a short device lease; about 6 minutes in all.
 # Logs go to $OUT when set (the device tool's output folder), else ./gpu-check-logs.
 # Exit status: 0 all passed; 1 a test or the timing failed; 2 no usable GPU.
 set -u -o pipefail
@@ -105,7 +106,7 @@ XDIST=()
 "$PY" -c "import xdist" 2>/dev/null && XDIST=(-n 8)
 # the cupy cases only: the CPU backends and the CUDA simulator are CI's job
 timeout "${GPU_CHECK_TESTS_S:-150}" "$PY" -m pytest -q -rfEs -p no:cacheprovider "${XDIST[@]}" \
-  --junitxml="$LOG/junit.xml" -k "cupy or gpu" \
+  -k "cupy or gpu" \
   tests/gpu tests/test_pointcloud.py tests/test_sparse_kernels.py tests/test_quant_kernels.py \
   tests/test_offload_gpu_blocks.py >"$LOG/pytest.log" 2>&1 || status=1
 tail -n 30 "$LOG/pytest.log"
@@ -115,7 +116,7 @@ timeout "${GPU_CHECK_BENCH_S:-200}" "$PY" "$ROOT/benchmarks/gpu.py" 2>&1 \
   | tee "$LOG/gpu_bench.log" || status=1
 
 echo "== timing (log: $LOG/timing.log)"
-LOG="$LOG" timeout "${GPU_CHECK_TIMING_S:-60}" "$PY" - <<'EOF' 2>&1 | tee "$LOG/timing.log"
+LOG="$LOG" timeout "${GPU_CHECK_TIMING_S:-90}" "$PY" - <<'EOF' 2>&1 | tee "$LOG/timing.log"
 import importlib.util, os, sys
 import pandas as pd
 import hetlab as hl
@@ -126,8 +127,11 @@ devices = ["numpy", "cupy"]
 if importlib.util.find_spec("hetlab.kernels.pointcloud.numba") is not None:
     devices.insert(1, "numba")
 ok = True
-for kernel in (hl.fps, hl.knn):
-    ds = hl.compare(kernel, sizes=[10_000, 100_000], devices=devices, repeats=3, progress=False)
+# the sizes the notebooks compare at, so their include_recorded=True finds matching runs
+sizes = {hl.fps: [10_000, 100_000], hl.knn: [10_000, 100_000], hl.spmv: [20_000, 200_000],
+         hl.gemv_q: [1024, 4096]}
+for kernel, kernel_sizes in sizes.items():
+    ds = hl.compare(kernel, sizes=kernel_sizes, devices=devices, repeats=3, progress=False)
     name = ds.attrs["kernel"]
     print(f"\n{name}: {ds.attrs.get('description', '')}")
     print(ds.hetlab.table().to_string())

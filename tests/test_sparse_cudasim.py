@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import hetlab as hl
 from tests.cudasim import nvvm_or_skip, run_cases_under_simulator
 
 CASES = Path(__file__).with_name("_cudasim_sparse_cases.py")
@@ -40,3 +41,14 @@ def test_kernels_compile_to_ptx_for_sm90(dtype, index):
         assert ".target sm_90" in ptx, name
         if name in ("spmv", "spmm"):
             assert "atom.global.add" in ptx or "red.global.add" in ptx, name
+
+
+@pytest.mark.parametrize(("per_row", "lanes"), [(1, 2), (7, 8), (16, 16), (100, 32)])
+def test_row_lanes_follow_the_mean_row_length(per_row, lanes):
+    from hetlab import sparse
+    from hetlab.kernels.sparse import cupy as gpu
+
+    A = sparse.make_matrix(1000, np.random.default_rng(0), kind="banded", nnz_per_row=per_row)
+    assert gpu.row_lanes(A) == lanes
+    with pytest.raises(hl.InvalidInputError, match="power of two"):
+        gpu.spmv_rows(A, np.ones(A.shape[1]), lanes=3)

@@ -122,6 +122,15 @@ ds.hetlab.roofline()
 # threads by nonzeros, not by row count, so the power-law matrix's long rows do not leave one
 # thread working alone. `python benchmarks/sparse.py` runs the full-size comparison against
 # `scipy.sparse` (2M rows, banded, Laplacian, power-law and uniform matrices).
+#
+# **On a GPU** (one run on an NVIDIA H200, recorded 2026-11-30 — figures from that run, not
+# from this machine: `benchmarks/results/h200-2026-11-30.md`, made by `python
+# benchmarks/gpu.py`). On the same 2M-row matrices hetlab's merge-path CUDA kernel took
+# 0.25–0.55 ms per SpMV (20–36% of the card's measured 4.1 TB/s copy bandwidth), cuSPARSE
+# 0.10–0.28 ms; for SpMM on the power-law matrix hetlab's kernel was 1.9–2.2× faster than
+# cuSPARSE's. Copying one such matrix to the GPU from pageable host memory took 33–57 ms:
+# 200–400 SpMVs' worth. One product is not worth the trip; an iterative solver that keeps the
+# matrix on the device for hundreds of products is.
 
 # %%
 # NBVAL_IGNORE_OUTPUT

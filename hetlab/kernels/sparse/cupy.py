@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...core.validation import array_module
+from ...errors import InvalidInputError
 from ...sparse import CSR
 from .._cuda_launch import launch_setup
 from . import _cuda_kernels as ck
@@ -66,7 +67,7 @@ def spmv_rows(A: CSR, x: Any, lanes: int | None = None) -> Any:
     ``lanes`` defaults to :func:`row_lanes`. Each row written once, no atomics."""
     lanes = row_lanes(A) if lanes is None else int(lanes)
     if lanes not in (1, 2, 4, 8, 16, 32):
-        raise ValueError(f"spmv_rows: lanes must be a power of two <= 32; got {lanes}.")
+        raise InvalidInputError(f"spmv_rows: lanes must be a power of two <= 32; got {lanes}.")
     xp = array_module(A.data)
     y = xp.zeros(A.shape[0], dtype=A.dtype)
     if A.shape[0] and A.nnz:
