@@ -32,6 +32,9 @@ from typing import Any
 import numpy as np
 
 SECTIONS = ("sparse", "quant", "offload")
+#: launch parameters timed beside the defaults, to choose them on the next GPU run
+MERGE_ITEMS = (4, 8, 32)
+QUANT_ROWS = (4, 16)
 
 
 class Mismatch(RuntimeError):
@@ -116,12 +119,20 @@ def _spmv_row(kind: str, A: Any, x: np.ndarray, args: argparse.Namespace,
          "merge": gpu_ms(lambda: gpu.spmv_merge(dA, dx), args.repeats, args.inner),
          "rows": gpu_ms(lambda: gpu.spmv_rows(dA, dx), args.repeats, args.inner),
          "api": gpu_ms(lambda: hl.spmv(dA, dx), args.repeats, args.inner)}
+    sweep = {}
+    for items in MERGE_ITEMS:  # merge-path segment length (the default is ITEMS_PER_THREAD)
+        if rel_err(gpu.spmv_merge(dA, dx, items), want) > 1e-10:
+            raise Mismatch(f"spmv {kind} (merge, {items} items): differs from cuSPARSE")
+        sweep[items] = gpu_ms(lambda i=items: gpu.spmv_merge(dA, dx, i), args.repeats,
+                              args.inner)
     best = min(t["merge"], t["rows"])
     gbps = SPMV.cost({"A": A, "x": x}).bytes / best / 1e6
     lanes = f"({gpu.row_lanes(A)})"
     print(f"{'spmv':<8}{kind:<12}{t['lib']:9.3f}{t['merge']:8.3f}{t['rows']:8.3f}{lanes:>8}"
           f"{t['api']:8.3f}{t['lib'] / best:8.2f}x{gbps:8.0f}{gbps / bw['d2d']:8.0%}"
           f"{t_h2d:9.1f}ms", flush=True)
+    print(f"{'':<20}merge-path items per thread: " + ", ".join(
+        f"{k} → {v:.3f} ms" for k, v in sweep.items()), flush=True)
 
 
 def _spmm_row(kind: str, A: Any, X: np.ndarray, args: argparse.Namespace,
@@ -180,7 +191,8 @@ def _quant_row(qw: Any, X: np.ndarray, w16: Any, w32: Any, args: argparse.Namesp
     m = X.shape[0]
     dq, dX = qw.map_arrays(cupy.asarray), cupy.asarray(X)
     X16 = dX.astype(cupy.float16)
-    err = hl.gemv_q.spec.error(cupy.asnumpy(qk.gemm_q(dq, dX)), reference.gemm_q(qw, X))
+    want = reference.gemm_q(qw, X)
+    err = hl.gemv_q.spec.error(cupy.asnumpy(qk.gemm_q(dq, dX)), want)
     shape = f"{qw.out_features}×{qw.in_features}"
     if not err <= TOLERANCE:
         raise Mismatch(f"W{qw.bits} {shape} m={m}: differs from the reference ({err:.3g})")
@@ -192,10 +204,19 @@ def _quant_row(qw: Any, X: np.ndarray, w16: Any, w32: Any, args: argparse.Namesp
         fns = {"fp16": lambda: X16 @ w16.T, "fp32": lambda: dX @ w32.T,
                "hetlab": lambda: qk.gemm_q(dq, dX), "api": lambda: hl.gemm_q(dq, dX)}
     t = {k: gpu_ms(f, args.repeats, args.inner) for k, f in fns.items()}
+    sweep = {}
+    for rows in QUANT_ROWS:  # output rows per 128-thread block (the default is 1)
+        got = qk.launch_gemm(dq, dX, cupy, rows)
+        if hl.gemv_q.spec.error(cupy.asnumpy(got), want) > TOLERANCE:
+            raise Mismatch(f"W{qw.bits} {shape} m={m} rows={rows}: differs from the reference")
+        sweep[rows] = gpu_ms(lambda r=rows: qk.launch_gemm(dq, dX, cupy, r), args.repeats,
+                             args.inner)
     gbps = GEMM_Q.cost({"qw": qw, "X": X}).bytes / t["hetlab"] / 1e6
     print(f"{shape:<11}{f'W{qw.bits}A16':<9}{m:>3}{t['fp16']:12.4f}{t['fp32']:12.4f}"
           f"{t['hetlab']:8.4f}{t['api']:8.4f}{t['fp16'] / t['hetlab']:11.2f}x{gbps:7.0f}"
           f"{gbps / bw['d2d']:8.0%}", flush=True)
+    print(f"{'':<23}rows per block: " + ", ".join(f"{k} → {v:.4f} ms"
+                                                  for k, v in sweep.items()), flush=True)
 
 
 def quant_section(args: argparse.Namespace, bw: dict[str, float]) -> None:

@@ -90,8 +90,8 @@ def torch_int4(qw: quant.QuantizedMatrix, threads: int) -> tuple[Callable[..., A
     sz = np.ascontiguousarray(np.stack([s.T, ((8 - z) * s).T], axis=-1))
     sz_t = torch.from_numpy(sz).to(torch.bfloat16)
 
-    def run(x: np.ndarray) -> np.ndarray:
-        xb = torch.from_numpy(x[None, :]).to(torch.bfloat16)
+    def run(x: np.ndarray) -> np.ndarray:  # x (in,) or (m, in)
+        xb = torch.from_numpy(np.atleast_2d(x)).to(torch.bfloat16)
         return torch._weight_int4pack_mm_for_cpu(xb, packed, qw.group_size, sz_t)
 
     return run, int(packed.numel() * packed.element_size() + sz_t.numel() * 2)
@@ -133,6 +133,24 @@ def bench_shape(out: int, n_in: int, repeats: int, threads: int, bw: float) -> l
         r.update(shape=f"{out}×{n_in}", gbps=r["bytes"] / r["med"] / 1e9)
         r["bw_frac"] = r["gbps"] / bw
     return rows
+
+
+def bench_gemm(out: int, n_in: int, m: int, repeats: int, threads: int) -> dict[str, float]:
+    """Flat GEMM, ``m`` activation rows: median seconds of hetlab ``gemm_q``, numpy fp32
+    ``X @ Wᵀ`` and torch's int4 kernel (if installed), each checked first."""
+    rng = np.random.default_rng([out, n_in, m])
+    w = rng.normal(0.0, 0.02, (out, n_in)).astype(np.float32)
+    X = rng.standard_normal((m, n_in)).astype(np.float32)
+    qw = quant.quantize(w, bits=4, group_size=128)
+    ref = reference.gemm_q(qw, X)
+    if not hl.gemm_q.spec.error(hl.gemm_q(qw, X, device="numba"), ref) <= TOLERANCE:
+        raise SystemExit(f"gemm_q {out}×{n_in} m={m}: differs from the reference")
+    fns: dict[str, Callable[[], Any]] = {"hetlab": lambda: hl.gemm_q(qw, X, device="numba"),
+                                         "numpy": lambda: X @ w.T}
+    t = torch_int4(qw, threads)
+    if t is not None:
+        fns["torch"] = lambda: t[0](X)
+    return {k: v[0] for k, v in time_alternating(fns, repeats).items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -186,6 +204,15 @@ def main(argv: list[str] | None = None) -> int:
         met = "met" if h["bw_frac"] >= TARGET_BW_FRACTION else "NOT met"
         line += f"   weight stream {h['bw_frac']:.0%} of triad (target ≥ 60%: {met})"
         print(line)
+    out, n_in = shapes[0]
+    m = 4 if args.quick else 16
+    g = bench_gemm(out, n_in, m, max(repeats // 5, 5), threads)
+    line = (f"\nflat GEMM gemm_q W4 g128, {m} rows × {out}×{n_in} (median ms): hetlab "
+            f"{g['hetlab'] * 1e3:.3f} ({g['hetlab'] * 1e3 / m:.3f} per row), numpy fp32 "
+            f"{g['numpy'] * 1e3:.3f} ({g['numpy'] / g['hetlab']:.2f}× hetlab's time)")
+    if "torch" in g:
+        line += f", torch int4 {g['torch'] * 1e3:.3f} ({g['torch'] / g['hetlab']:.2f}×)"
+    print(line)
     return 0
 
 

@@ -50,6 +50,8 @@ def test_kernels_equal_reference(A):
     tol = 1e-12 if A.dtype == np.float64 else 1e-5
     x = rng.random(A.shape[1]).astype(A.dtype)
     assert rel_diff(gpu.spmv(A, x), reference.spmv(A, x)) <= tol
+    for items in (1, 7):  # segments shorter and longer than rows
+        assert rel_diff(gpu.spmv_merge(A, x, items), reference.spmv(A, x)) <= tol, items
     for lanes in (None, 1, 2, 8, 32):  # row groups within, across and wider than a block
         assert rel_diff(gpu.spmv_rows(A, x, lanes), reference.spmv(A, x)) <= tol, lanes
     X = rng.random((A.shape[1], 3)).astype(A.dtype)

@@ -23,3 +23,4 @@ def test_quant_benchmark_quick_runs():
     assert "W4A8 vs W4A16" in out
     assert "vs numpy fp32" in out and "of triad" in out
     assert ("vs torch int4" in out) or ("skipped (torch not installed)" in out)
+    assert "flat GEMM gemm_q W4 g128, 4 rows" in out

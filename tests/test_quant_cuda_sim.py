@@ -32,11 +32,21 @@ for bits in (2, 3, 4, 8):
             assert err(qc.launch_gemv(qw, x), reference.gemv_q(qw, x)) <= TOLERANCE, (bits, sym)
             X = np.pad(rng.standard_normal((2, n_in)).astype(np.float32), ((0, 0), (0, pad)))
             assert err(qc.launch_gemm(qw, X), reference.gemm_q(qw, X)) <= TOLERANCE, (bits, sym)
+            for rows in (2, 128):  # several output rows per block (the last block part-full)
+                got = qc.launch_gemm(qw, X, rows=rows)
+                assert err(got, reference.gemm_q(qw, X)) <= TOLERANCE, (bits, sym, rows)
             n += 1
 codes = qw.codes(); codes[0, 3] ^= 1 << (qw.bits - 1)  # a decoding bug would be caught
 bad = quant.QuantizedMatrix.from_codes(codes, qw.scales, qw.zeros, qw.bits, qw.group_size,
                                        qw.in_features)
 assert err(qc.launch_gemv(bad, x), reference.gemv_q(qw, x)) > 10 * TOLERANCE
+for rows in (0, 3, 256):
+    try:
+        qc.launch_gemv(qw, x, rows=rows)
+    except hl.InvalidInputError:
+        pass
+    else:
+        raise AssertionError(f"rows={rows} accepted")
 print("ok", n)
 """
 

@@ -71,6 +71,30 @@ def test_a_flipped_code_is_caught(kernel):
     assert hl.gemv_q.spec.error(_run(kernel, bad, x), _run(kernel, qw, x)) > 10 * TOLERANCE
 
 
+GEMM_KERNELS = [pytest.param(w4.gemm4, id="float32"),
+                pytest.param(w4.gemm4_vnni, id="vnni",
+                             marks=pytest.mark.skipif(not HAS_VNNI, reason="no AVX512-VNNI"))]
+
+
+@pytest.mark.parametrize("kernel", GEMM_KERNELS)
+@FAST
+@given(out=st.integers(1, 40), n_in=st.integers(1, 600), gs=st.sampled_from([128, 256]),
+       m=st.sampled_from([1, 2, 5, 17]), sym=st.booleans(), seed=st.integers(0, 2**32 - 1),
+       threads=st.sampled_from([1, 2, 5]))
+def test_fast_gemm_kernels_equal_reference(kernel, out, n_in, gs, m, sym, seed, threads):
+    """Every activation row; rows with an outlier block (float path) beside rows without."""
+    qw, _ = _case(out, n_in, gs, sym, seed)
+    rng = np.random.default_rng(seed + 1)
+    X = np.zeros((m, qw.padded_in), np.float32)
+    X[:, :n_in] = rng.standard_normal((m, n_in))
+    X[m // 2, rng.integers(n_in)] = 300.0  # an outlier: that block takes the float32 path
+    got = kernel(*qn._common(qw)[0], X, qn._F16, gs, np.empty((m, out), np.float32), threads)
+    assert hl.gemm_q.spec.error(got, reference.gemm_q(qw, X)) <= TOLERANCE
+    gemv = w4.gemv4_vnni if kernel is w4.gemm4_vnni else w4.gemv4
+    for t in range(m):  # and each row equals the same family's GEMV of that row
+        assert hl.gemm_q.spec.error(got[t], _run(gemv, qw, X[t, :n_in])) <= TOLERANCE
+
+
 def test_limbs_are_an_exact_split_of_the_fixed_point_value():
     rng = np.random.default_rng(11)
     x = rng.standard_normal(512).astype(np.float32)

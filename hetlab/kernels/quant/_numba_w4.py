@@ -54,8 +54,8 @@ from numba import prange
 
 from ._simd import LANES, fetch_add, gdot4_acc, gdot4_vnni_acc, idot4_vnni_acc
 
-__all__ = ["gemv4", "gemv4_vnni", "gemv_w4a8_vnni", "gemm4", "prepare_x4", "prepare_limbs",
-           "OUTLIER_RATIO"]
+__all__ = ["gemv4", "gemv4_vnni", "gemv_w4a8_vnni", "gemm4", "gemm4_vnni", "prepare_x4",
+           "prepare_limbs", "OUTLIER_RATIO"]
 
 #: a 128-activation block whose max |x| exceeds this times its mean |x| takes the float
 #: path in :func:`gemv4_vnni` (its small entries would lose too much in 22-bit fixed point)
@@ -278,6 +278,53 @@ def gemv4_vnni(qflat, nw, scales, zeros, zsym, x, table, gs, out, nchunk
                 else:
                     out[r] = _row_vnni(qflat, nw, scales, zeros, zsym, xl, xf, ok, xp, xsum,
                                        table, gs, r, acc)
+            b = fetch_add(counter, 1)
+    return out
+
+
+@numba.njit(parallel=True, **_OPTS)
+def gemm4_vnni(qflat, nw, scales, zeros, zsym, X, table, gs, out, nchunk
+               ):  # pragma: no cover - compiled
+    """:func:`gemm4` with the VNNI group dots of :func:`gemv4_vnni`; X float32 (m, n),
+    ``out`` float32 (m, out).
+
+    Each activation row is prepared once (limbs, scales, outlier flags, group sums); each
+    weight row then meets every activation row while its words are in L1 (a block of
+    :data:`BLOCK_ROWS` weight rows at a time, dynamic scheduling as in :func:`gemv4`).
+    """
+    m, n = X.shape
+    ng = scales.shape[1]
+    nk = n // 128
+    xp = np.empty(m * n, np.float32)
+    xsum = np.empty(m * ng, np.float32)
+    xl = np.empty(3 * m * n, np.int8)
+    xf = np.empty(m * nk, np.float32)
+    ok = np.empty(m * nk, np.bool_)
+    all_ok = np.empty(m, np.bool_)
+    for t in range(m):
+        prepare_x4(X[t], gs, xp[t * n:(t + 1) * n], xsum[t * ng:(t + 1) * ng])
+        prepare_limbs(X[t], xl[3 * n * t:3 * n * (t + 1)], xf[t * nk:(t + 1) * nk],
+                      ok[t * nk:(t + 1) * nk])
+        all_ok[t] = ok[t * nk:(t + 1) * nk].all()
+    n_out = out.shape[1]
+    nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
+    counter = np.zeros(1, np.int64)
+    for _ in prange(nchunk):
+        acc = np.empty(LANES, np.float32)
+        b = fetch_add(counter, 1)
+        while b < nblk:
+            for r in range(b * BLOCK_ROWS, min(b * BLOCK_ROWS + BLOCK_ROWS, n_out)):
+                for t in range(m):
+                    xlt = xl[3 * n * t:3 * n * (t + 1)]
+                    xft = xf[t * nk:(t + 1) * nk]
+                    xst = xsum[t * ng:(t + 1) * ng]
+                    if all_ok[t]:
+                        out[t, r] = _row_vnni_only(qflat, nw, scales, zeros, zsym, xlt, xft,
+                                                   xst, table, gs, r, acc)
+                    else:
+                        out[t, r] = _row_vnni(qflat, nw, scales, zeros, zsym, xlt, xft,
+                                              ok[t * nk:(t + 1) * nk], xp[t * n:(t + 1) * n],
+                                              xst, table, gs, r, acc)
             b = fetch_add(counter, 1)
     return out
 

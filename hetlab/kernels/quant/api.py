@@ -43,7 +43,8 @@ def gemv_q(qw: QuantizedMatrix, x: Any, *, device: Device = None,
         Activations ("A16": float16 is exact; float64 is rounded to float32); finite.
     device : {"numpy", "numba", "cupy"} or Backend, optional
         Default: where the arrays live (host → the numpy reference). "cupy" runs the
-        numba.cuda kernel on CuPy arrays (tested in numba's CUDA simulator only).
+        numba.cuda kernel on CuPy arrays (tested in numba's CUDA simulator, and on an H200
+        by tests/gpu).
     keep_on_device : bool, default False
 
     Returns

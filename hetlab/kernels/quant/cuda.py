@@ -1,14 +1,19 @@
 """GPU kernels of the quantized GEMV/GEMM (numba.cuda), run on CuPy arrays.
 
-One thread block per output row; its threads stride over the row's first-plane words, each
-decoding one word (4–16 codes) and accumulating ``s_g · Σ q·x`` for the word's group; the
-zero-point term ``s_g · z_g · Σ_g x`` is added per group, then the block reduces in shared
-memory. ``x`` is read in natural order (value ``j`` of first-plane word ``i`` of a group is
-weight ``per·i + j``; for 3-bit its high bit is bit ``16·(i % 2) + j`` of high-plane word
+Blocks of :data:`THREADS` threads, ``rows`` output rows per block (default 1): the
+``THREADS / rows`` threads of a row stride over its first-plane words, each decoding one word
+(4–16 codes) and accumulating ``s_g · Σ q·x`` for the word's group; the zero-point term
+``s_g · z_g · Σ_g x`` is added per group, then each row's threads reduce in shared memory.
+``x`` is read in natural order (value ``j`` of first-plane word ``i`` of a group is weight
+``per·i + j``; for 3-bit its high bit is bit ``16·(i % 2) + j`` of high-plane word
 ``i // 2``). Float32 accumulation, float16 scales decoded through a lookup table.
 
 Tested without a GPU under numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``), where
-:func:`launch_gemv` / :func:`launch_gemm` take NumPy arrays.
+:func:`launch_gemv` / :func:`launch_gemm` take NumPy arrays, and on an H200 (tests/gpu).
+Measured there (2026-11-30, ``benchmarks/gpu.py``, one row per block): 0.23 ms for a
+4096×4096 W4 GEMV against 0.025 ms for cuBLAS on the float16 matrix — most of it a fixed
+per-call cost (the arrays then went through Numba's synchronizing array import; they now go
+through :func:`~hetlab.kernels._cuda_launch.launch_setup`, not yet re-measured).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 import numpy as np
 from numba import cuda, float32, uint32
 
+from ...errors import InvalidInputError
 from ...quant.formats import F16_TO_F32 as _F16
 from ...quant.formats import QuantizedMatrix
 from .._cuda_launch import launch_setup
@@ -48,34 +54,39 @@ def _word_dot(qweight, r, g, i, wpg, nwp, bits, x, xb):  # pragma: no cover - de
 
 
 @cuda.jit
-def _gemm_kernel(qweight, scales, zeros, zsym, X, xsum, table, gs, bits, out):  # pragma: no cover
-    r = cuda.blockIdx.x
-    t = cuda.blockIdx.y  # one block per (row, activation row)
+def _gemm_kernel(qweight, scales, zeros, zsym, X, xsum, table, gs, bits, rows, out
+                 ):  # pragma: no cover - device code
+    lanes = THREADS // rows  # threads per output row; ``rows`` output rows per block
     tid = cuda.threadIdx.x
+    lane = tid % lanes
+    r = cuda.blockIdx.x * rows + tid // lanes
+    t = cuda.blockIdx.y  # activation row
+    n_out = qweight.shape[0]
     ng = scales.shape[1]
     pb = 2 if bits == 3 else bits
     nwp = gs * pb // 32
     wpg = gs * bits // 32
     x = X[t]
     acc = float32(0)
-    for k in range(tid, ng * nwp, THREADS):
-        g = k // nwp
-        acc += table[scales[r, g]] * _word_dot(qweight, r, g, k % nwp, wpg, nwp, bits, x,
-                                               g * gs)
-    for g in range(tid, ng, THREADS):
-        z = table[zeros[r, g]] if zeros.shape[0] > 0 else zsym
-        acc -= table[scales[r, g]] * z * xsum[t, g]
+    if r < n_out:
+        for k in range(lane, ng * nwp, lanes):
+            g = k // nwp
+            acc += table[scales[r, g]] * _word_dot(qweight, r, g, k % nwp, wpg, nwp, bits, x,
+                                                   g * gs)
+        for g in range(lane, ng, lanes):
+            z = table[zeros[r, g]] if zeros.shape[0] > 0 else zsym
+            acc -= table[scales[r, g]] * z * xsum[t, g]
     sm = cuda.shared.array(THREADS, float32)
     sm[tid] = acc
     cuda.syncthreads()
-    step = THREADS // 2
-    while step > 0:
-        if tid < step:
+    step = lanes // 2
+    while step > 0:  # uniform over the block: every thread reaches each barrier
+        if lane < step:
             sm[tid] += sm[tid + step]
         cuda.syncthreads()
         step //= 2
-    if tid == 0:
-        out[t, r] = sm[0]
+    if lane == 0 and r < n_out:
+        out[t, r] = sm[tid]
 
 
 _DEVICE_TABLES: dict[tuple[int, int], Any] = {}
@@ -98,22 +109,28 @@ def _args(qw: QuantizedMatrix, xp: Any) -> tuple:
     return (qw.qweight, scales, zeros, np.float32(2 ** (qw.bits - 1)))
 
 
-def launch_gemv(qw: QuantizedMatrix, x: Any, xp: Any = np) -> Any:
+def launch_gemv(qw: QuantizedMatrix, x: Any, xp: Any = np, rows: int = 1) -> Any:
     """Run the GEMV (the GEMM kernel on one activation row); ``x`` (padded_in,) float32 in
     module ``xp``."""
-    return launch_gemm(qw, x.reshape(1, -1), xp).reshape(-1)
+    return launch_gemm(qw, x.reshape(1, -1), xp, rows).reshape(-1)
 
 
-def launch_gemm(qw: QuantizedMatrix, X: Any, xp: Any = np) -> Any:
-    """Run the GEMM kernel; ``X`` (m, padded_in) float32 in module ``xp``."""
+def launch_gemm(qw: QuantizedMatrix, X: Any, xp: Any = np, rows: int = 1) -> Any:
+    """Run the GEMM kernel; ``X`` (m, padded_in) float32 in module ``xp``; ``rows`` output
+    rows per block of :data:`THREADS` threads (1, 2, 4 … 128: ``THREADS / rows`` threads
+    share a row; ``benchmarks/gpu.py`` times several)."""
+    if rows < 1 or THREADS % rows:
+        raise InvalidInputError(f"gemm_q: rows must be a power of two from 1 to {THREADS}; "
+                                f"got {rows}.")
     m = X.shape[0]
     xsum = X.reshape(m, -1, qw.group_size).sum(axis=2, dtype=xp.float32)
     out = xp.empty((m, qw.out_features), dtype=xp.float32)
     stream, arg = launch_setup(xp)
     qweight, scales, zeros, zsym = _args(qw, xp)
-    _gemm_kernel[(qw.out_features, m), THREADS, stream](
+    blocks = (qw.out_features + rows - 1) // rows
+    _gemm_kernel[(blocks, m), THREADS, stream](
         arg(qweight), arg(scales), arg(zeros), zsym, arg(X), arg(xsum), arg(_f16_table(xp)),
-        qw.group_size, qw.bits, arg(out))
+        qw.group_size, qw.bits, rows, arg(out))
     return out
 
 

@@ -253,7 +253,8 @@ def gemm_q(qw: QuantizedMatrix, X: np.ndarray) -> np.ndarray:
     m = X.shape[0]
     if _w4_fast(qw):
         out = np.empty((m, qw.out_features), dtype=np.float32)
-        return _w4.gemm4(*head, X, _F16, gs, out, _chunks(qw.out_features))
+        kernel = _w4.gemm4_vnni if HAS_VNNI else _w4.gemm4
+        return kernel(*head, X, _F16, gs, out, _chunks(qw.out_features))
     xsum = X.reshape(m, -1, gs).sum(axis=2, dtype=np.float32)
     out = np.empty((m, qw.out_features), dtype=np.float32)
     # flattened here: a reshape inside numba is typed non-contiguous (gathers, 8× slower)

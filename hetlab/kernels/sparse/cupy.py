@@ -43,17 +43,20 @@ def spmv(A: CSR, x: Any) -> Any:
     return spmv_merge(A, x)
 
 
-def spmv_merge(A: CSR, x: Any) -> Any:
-    """SpMV with the merge-path kernel: ``ITEMS_PER_THREAD`` rows + nonzeros per thread,
-    atomics for rows split between threads."""
+def spmv_merge(A: CSR, x: Any, items: int | None = None) -> Any:
+    """SpMV with the merge-path kernel: ``items`` rows + nonzeros per thread (default
+    :data:`ITEMS_PER_THREAD`), atomics for rows split between threads."""
+    items = ITEMS_PER_THREAD if items is None else int(items)
+    if items < 1:
+        raise InvalidInputError(f"spmv_merge: items must be >= 1; got {items}.")
     xp = array_module(A.data)
     y = xp.zeros(A.shape[0], dtype=A.dtype)
     steps = A.shape[0] + A.nnz
     if steps and A.nnz:
         stream, w = launch_setup(xp)
-        blocks, threads = _grid(-(-steps // ITEMS_PER_THREAD))
+        blocks, threads = _grid(-(-steps // items))
         ck.spmv_kernel[blocks, threads, stream](w(A.indptr), w(A.indices), w(A.data), w(x),
-                                                w(y), ITEMS_PER_THREAD)
+                                                w(y), items)
     return y
 
 
