@@ -9,9 +9,12 @@ Run::
 
 torch (``pip install torch==2.13.0``, CPU build) is optional: without it its column is
 skipped. Every result is checked against the numpy reference. Times are medians of ``--repeats``
-calls (best in brackets), the three kernels called in turn so that they share the same
-background load; this machine is shared, so compare the ratios printed in one run, not
-absolute times across runs (``--threads 1`` is the least disturbed).
+calls (best in brackets): each library's calls run back to back in blocks (its worker
+threads stay awake between calls, as in a decode loop), the libraries' blocks in turn so
+that they share the same background load; this machine is shared, so compare the ratios
+printed in one run, not absolute times across runs (``--threads 1`` is the least disturbed;
+``--passive`` makes every call wake sleeping workers, as the figures before 2026-11-30 did).
+The last line times the flat GEMM (``gemm_q``, 16 activation rows) the same way.
 
 "Weight stream" bandwidth = bytes of the stored weights (codes + scales + zero points for
 the quantized kernels, the fp32 matrix for numpy) / median time.
@@ -20,11 +23,17 @@ the quantized kernels, the fp32 matrix for numpy) / median time.
 from __future__ import annotations
 
 import os
+import sys
 
 # Idle OpenMP threads (numba's "omp" layer, torch) spin for a while after each parallel
-# region; on a 2-core machine they steal the cores of the next library's call. Passive
-# waiting makes the side-by-side timings fair (set before numpy, numba or torch load).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# region (libgomp's default), so back-to-back calls of one library find its workers awake,
+# as in a decode loop; but spinning workers of one library steal the 2 cores from the next
+# library's call. The default here: each library's calls run back to back in blocks, after
+# a pause that lets the other libraries' workers go to sleep (SETTLE_S). ``--passive`` sets
+# OMP_WAIT_POLICY=PASSIVE instead (workers sleep at once: every call pays a wake-up, ~30–100
+# µs on this VM), the condition of the figures before 2026-11-30.
+if "--passive" in sys.argv:
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
 
 import argparse
 import statistics
@@ -40,6 +49,8 @@ from hetlab.kernels.quant import reference
 from hetlab.kernels.quant.spec import TOLERANCE
 
 TARGET_VS_TORCH = 2.0
+#: pause before each block of calls (s): the other libraries' spinning workers go to sleep
+SETTLE_S = 0.2
 TARGET_BW_FRACTION = 0.60
 
 
@@ -58,6 +69,7 @@ def time_alternating(fns: dict[str, Callable[[], Any]], repeats: int, rounds: in
     per = max(1, repeats // rounds)
     for _ in range(rounds):
         for k, fn in fns.items():
+            time.sleep(SETTLE_S)
             fn()
             for _ in range(per):
                 t0 = time.perf_counter()
@@ -158,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="small shapes, few repeats")
     ap.add_argument("--repeats", type=int, default=None)
     ap.add_argument("--threads", type=int, default=None, help="default: all numba threads")
+    ap.add_argument("--passive", action="store_true",
+                    help="OMP_WAIT_POLICY=PASSIVE: every call wakes sleeping workers")
     args = ap.parse_args(argv)
 
     import numba
