@@ -36,6 +36,23 @@ for bits in (2, 3, 4, 8):
                 got = qc.launch_gemm(qw, X, rows=rows)
                 assert err(got, reference.gemm_q(qw, X)) <= TOLERANCE, (bits, sym, rows)
             n += 1
+for bits in (2, 3, 4, 8):  # W4A8: every width, against the reference (exact int dots)
+    for sym in (False, True):
+        qw8 = quant.quantize(rng.normal(0, 0.05, (5, 200)).astype(np.float32), bits, 64,
+                             symmetric=sym)
+        x8 = np.pad(rng.standard_normal(200).astype(np.float32), (0, qw8.padded_in - 200))
+        for rows in (1, 4):
+            assert err(qc.launch_w4a8(qw8, x8, rows=rows),
+                       reference.gemv_w4a8(qw8, x8)) <= TOLERANCE, (bits, sym, rows)
+# unit scales and integer activations (max 127): every step exact, so equal to float64
+ci = rng.integers(0, 16, (6, 128))
+qi = quant.QuantizedMatrix.from_codes(ci, np.ones((6, 1), np.float16),
+                                      rng.integers(0, 16, (6, 1)).astype(np.float16), 4, 128,
+                                      128)
+xi = rng.integers(-127, 128, 128).astype(np.float32)
+xi[0] = 127.0
+np.testing.assert_array_equal(qc.launch_w4a8(qi, xi),
+                              (qi.dequantize(np.float64) @ xi).astype(np.float32))
 codes = qw.codes(); codes[0, 3] ^= 1 << (qw.bits - 1)  # a decoding bug would be caught
 bad = quant.QuantizedMatrix.from_codes(codes, qw.scales, qw.zeros, qw.bits, qw.group_size,
                                        qw.in_features)

@@ -42,6 +42,8 @@ def test_gemv_and_gemm_on_transformer_shapes(bits, symmetric):
     G = hl.gemm_q(qw, X, device="cupy")
     Xp = np.pad(X, ((0, 0), (0, qw.padded_in - qw.in_features)))
     assert _err(G, reference.gemm_q(qw, Xp)) <= TOLERANCE
+    y8 = hl.gemv_w4a8(qw, x, device="cupy")
+    assert hl.gemv_w4a8.spec.error(y8, reference.gemv_w4a8(qw, xp)) <= TOLERANCE
 
 
 def test_device_resident_matrix_and_result():

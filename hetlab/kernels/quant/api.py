@@ -22,6 +22,7 @@ for _spec in (GEMV_Q, GEMM_Q):
     register_impl(_spec.name, "cupy", f"hetlab.kernels.quant.cuda:{_spec.name}")
 register_kernel(GEMV_W4A8)
 register_impl("gemv_w4a8", "numba", "hetlab.kernels.quant.numba:gemv_w4a8")
+register_impl("gemv_w4a8", "cupy", "hetlab.kernels.quant.cuda:gemv_w4a8")
 
 
 def gemv_q(qw: QuantizedMatrix, x: Any, *, device: Device = None,
@@ -110,8 +111,10 @@ def gemv_w4a8(qw: QuantizedMatrix, x: Any, *, device: Device = None,
         Any of bits 8, 4, 3, 2; group_size at most 65536.
     x : array-like of shape (in,), float16/float32/float64
         One token's activations; finite.
-    device : {"numpy", "numba"} or Backend, optional
-        Default: the numpy reference.
+    device : {"numpy", "numba", "cupy"} or Backend, optional
+        Default: where the arrays live (host → the numpy reference). "cupy" quantizes the
+        activations on the host (the shared int8 format) and runs a numba.cuda kernel with
+        exact int32 word dots.
     keep_on_device : bool, default False
 
     Returns

@@ -21,14 +21,16 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import cuda, float32, uint32
+from numba import cuda, float32, int32, uint32
 
 from ...errors import InvalidInputError
 from ...quant.formats import F16_TO_F32 as _F16
 from ...quant.formats import QuantizedMatrix
 from .._cuda_launch import launch_setup
+from .reference import quantize_activations
 
-__all__ = ["gemv_q", "gemm_q", "launch_gemv", "launch_gemm", "THREADS", "MAX_M"]
+__all__ = ["gemv_q", "gemm_q", "gemv_w4a8", "launch_gemv", "launch_gemm", "launch_w4a8",
+           "THREADS", "MAX_M"]
 
 THREADS = 128
 MAX_M = 64
@@ -89,6 +91,62 @@ def _gemm_kernel(qweight, scales, zeros, zsym, X, xsum, table, gs, bits, rows, o
         out[t, r] = sm[tid]
 
 
+@cuda.jit(device=True, inline=True)
+def _word_idot(qweight, r, g, i, wpg, nwp, bits, xq, xb):  # pragma: no cover - device code
+    """Σ_j q_j · xq_j over the codes of first-plane word i of group g, in int32 (exact)."""
+    pb = 2 if bits == 3 else bits
+    per = 32 // pb
+    mask = uint32((1 << pb) - 1)
+    w = uint32(qweight[r, g * wpg + i])
+    hi = uint32(0)
+    if bits == 3:
+        hi = uint32(qweight[r, g * wpg + nwp + i // 2]) >> uint32(16 * (i % 2))
+    acc = int32(0)
+    for j in range(per):
+        q = (w >> uint32(pb * j)) & mask
+        if bits == 3:
+            q |= ((hi >> uint32(j)) & uint32(1)) << uint32(2)
+        acc += int32(q) * int32(xq[xb + per * i + j])
+    return acc
+
+
+@cuda.jit
+def _w4a8_kernel(qweight, scales, zeros, zsym, xq, xsum, table, gs, bits, sx, rows, out
+                 ):  # pragma: no cover - device code
+    """W4A8 GEMV: per word an exact int32 dot with the int8 activations, rescaled by its
+    group's scale in float32; the zero-point term ``z · Σ_g xq`` exact in int32 (group size
+    ≤ 65536), rescaled once per group; ``sx`` applied at the end. Layout as :func:`_gemm_kernel`."""
+    lanes = THREADS // rows
+    tid = cuda.threadIdx.x
+    lane = tid % lanes
+    r = cuda.blockIdx.x * rows + tid // lanes
+    n_out = qweight.shape[0]
+    ng = scales.shape[1]
+    pb = 2 if bits == 3 else bits
+    nwp = gs * pb // 32
+    wpg = gs * bits // 32
+    acc = float32(0)
+    if r < n_out:
+        for k in range(lane, ng * nwp, lanes):
+            g = k // nwp
+            d = _word_idot(qweight, r, g, k % nwp, wpg, nwp, bits, xq, g * gs)
+            acc += table[scales[r, g]] * float32(d)
+        for g in range(lane, ng, lanes):
+            z = int32(table[zeros[r, g]]) if zeros.shape[0] > 0 else int32(zsym)
+            acc -= table[scales[r, g]] * float32(z * xsum[g])
+    sm = cuda.shared.array(THREADS, float32)
+    sm[tid] = acc
+    cuda.syncthreads()
+    step = lanes // 2
+    while step > 0:
+        if lane < step:
+            sm[tid] += sm[tid + step]
+        cuda.syncthreads()
+        step //= 2
+    if lane == 0 and r < n_out:
+        out[r] = sm[tid] * sx
+
+
 _DEVICE_TABLES: dict[tuple[int, int], Any] = {}
 
 
@@ -109,6 +167,12 @@ def _args(qw: QuantizedMatrix, xp: Any) -> tuple:
     return (qw.qweight, scales, zeros, np.float32(2 ** (qw.bits - 1)))
 
 
+def _check_rows(rows: int) -> None:
+    if rows < 1 or THREADS % rows:
+        raise InvalidInputError(f"gemm_q: rows must be a power of two from 1 to {THREADS}; "
+                                f"got {rows}.")
+
+
 def launch_gemv(qw: QuantizedMatrix, x: Any, xp: Any = np, rows: int = 1) -> Any:
     """Run the GEMV (the GEMM kernel on one activation row); ``x`` (padded_in,) float32 in
     module ``xp``."""
@@ -119,9 +183,7 @@ def launch_gemm(qw: QuantizedMatrix, X: Any, xp: Any = np, rows: int = 1) -> Any
     """Run the GEMM kernel; ``X`` (m, padded_in) float32 in module ``xp``; ``rows`` output
     rows per block of :data:`THREADS` threads (1, 2, 4 … 128: ``THREADS / rows`` threads
     share a row; ``benchmarks/gpu.py`` times several)."""
-    if rows < 1 or THREADS % rows:
-        raise InvalidInputError(f"gemm_q: rows must be a power of two from 1 to {THREADS}; "
-                                f"got {rows}.")
+    _check_rows(rows)
     m = X.shape[0]
     xsum = X.reshape(m, -1, qw.group_size).sum(axis=2, dtype=xp.float32)
     out = xp.empty((m, qw.out_features), dtype=xp.float32)
@@ -131,6 +193,26 @@ def launch_gemm(qw: QuantizedMatrix, X: Any, xp: Any = np, rows: int = 1) -> Any
     _gemm_kernel[(blocks, m), THREADS, stream](
         arg(qweight), arg(scales), arg(zeros), zsym, arg(X), arg(xsum), arg(_f16_table(xp)),
         qw.group_size, qw.bits, rows, arg(out))
+    return out
+
+
+def launch_w4a8(qw: QuantizedMatrix, x: Any, xp: Any = np, rows: int = 1) -> Any:
+    """Run the W4A8 GEMV; ``x`` (padded_in,) float32 in module ``xp``.
+
+    The activations are quantized on the host with the reference's
+    :func:`~hetlab.kernels.quant.reference.quantize_activations` (the int8 values and their
+    scale must equal every other backend's): a device ``x`` is copied to the host and its
+    int8 copy back, a few KiB per call."""
+    _check_rows(rows)
+    xq, sx = quantize_activations(x if xp is np else xp.asnumpy(x))
+    xsum = xq.reshape(-1, qw.group_size).sum(axis=1, dtype=np.int32)
+    xq, xsum = xp.asarray(xq), xp.asarray(xsum)
+    out = xp.empty(qw.out_features, dtype=xp.float32)
+    stream, arg = launch_setup(xp)
+    qweight, scales, zeros, zsym = _args(qw, xp)
+    _w4a8_kernel[(qw.out_features + rows - 1) // rows, THREADS, stream](
+        arg(qweight), arg(scales), arg(zeros), zsym, arg(xq), arg(xsum), arg(_f16_table(xp)),
+        qw.group_size, qw.bits, np.float32(sx), rows, arg(out))
     return out
 
 
@@ -146,3 +228,10 @@ def gemm_q(qw: QuantizedMatrix, X: Any) -> Any:
     import cupy
 
     return launch_gemm(qw, X, cupy)
+
+
+def gemv_w4a8(qw: QuantizedMatrix, x: Any) -> Any:
+    """CuPy implementation of ``hl.gemv_w4a8`` (arrays already on the GPU)."""
+    import cupy
+
+    return launch_w4a8(qw, x, cupy)
