@@ -25,17 +25,10 @@ cd "$ROOT" || exit 2
 PY="${PYTHON:-python3}"
 LOG="${OUT:-$ROOT/gpu-check-logs}"
 mkdir -p "$LOG"
-# numba-cuda builds of 2025–26 register an overload of np.row_stack, which NumPy 2.5 removed
-# (it was an alias of np.vstack): their CUDA compiler then fails at its first kernel with
-# "module 'numpy' has no attribute 'row_stack'" (seen on the lent H200 image, numba-cuda on
-# numpy 2.5.2, 2026-11-30). A sitecustomize restores the alias for this check only.
-SHIM="$(mktemp -d)"
-cat >"$SHIM/sitecustomize.py" <<'EOF'
-import numpy
-if not hasattr(numpy, "row_stack"):
-    numpy.row_stack = numpy.vstack  # removed alias, needed by numba-cuda's overloads
-EOF
-export PYTHONPATH="$ROOT:$SHIM${PYTHONPATH:+:$PYTHONPATH}"
+# (numba-cuda builds that predate NumPy 2.5 need np.row_stack, which NumPy 2.5 removed:
+# hetlab's GPU probe restores the alias, see hetlab/backends/cupy.py; the preflight below
+# compiles one kernel, so a toolchain that cannot compile stops the check in seconds.)
+export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONDONTWRITEBYTECODE=1
 status=0
 
@@ -94,6 +87,19 @@ print(hl.__file__)
 from hetlab.core.registry import get_backend
 get_backend("cupy").require()  # raises BackendUnavailable naming why
 print(get_backend("cupy").info())
+import cupy
+from numba import cuda
+
+@cuda.jit
+def _twice(a):  # one numba-cuda compile and launch: the toolchain works here
+    i = cuda.grid(1)
+    if i < a.size:
+        a[i] *= 2
+
+a = cupy.arange(8, dtype=cupy.float32)
+_twice[1, 8](a)
+assert cupy.asnumpy(a).tolist() == [2.0 * i for i in range(8)], a
+print("numba-cuda compiled and ran a kernel")
 EOF
 then
   echo "no usable GPU: see $LOG/env.txt"

@@ -138,3 +138,22 @@ def test_devices_table_lists_every_backend():
 @pytest.mark.parametrize("device", backend_params("fps"))
 def test_registry_lists_supported_backends(device):
     assert device in registry.supported_backends("fps")
+
+
+def test_numba_cuda_numpy_alias_restored_only_where_needed(monkeypatch):
+    """NumPy 2.5 removed np.row_stack, which numba-cuda builds before it overload: the GPU
+    probe restores the alias when numba-cuda is installed, and touches nothing otherwise."""
+    import importlib.util
+
+    from hetlab.backends import cupy as cupy_backend
+
+    real_find_spec = importlib.util.find_spec
+    for installed in (False, True):
+        monkeypatch.delattr(np, "row_stack", raising=False)
+        monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a, installed=installed:
+                            (object() if installed else None) if name == "numba_cuda"
+                            else real_find_spec(name, *a))
+        cupy_backend._numba_cuda_numpy_compat()
+        assert hasattr(np, "row_stack") is installed
+        if installed:
+            assert getattr(np, "row_stack") is np.vstack  # noqa: B009 (NPY201)

@@ -29,7 +29,24 @@ def _probe() -> str | None:
         return f"CUDA runtime error ({text})"
     if count == 0:
         return "no CUDA device found"
+    _numba_cuda_numpy_compat()
     return None
+
+
+def _numba_cuda_numpy_compat() -> None:
+    """Let numba-cuda builds that predate NumPy 2.5 compile kernels under NumPy 2.5.
+
+    Those builds register an overload of ``np.row_stack``, an alias of ``np.vstack`` that
+    NumPy 2.5 removed, when their CUDA typing context first loads; without it every kernel
+    compile fails with "module 'numpy' has no attribute 'row_stack'" (seen on a lent H200
+    image, numba-cuda on NumPy 2.5.2, 2026-11-30). Restores the alias, only where it is
+    missing and numba-cuda is installed, before hetlab compiles any GPU kernel (every GPU
+    path asks this probe first).
+    """
+    import numpy as np
+
+    if not hasattr(np, "row_stack") and importlib.util.find_spec("numba_cuda") is not None:
+        setattr(np, "row_stack", np.vstack)  # noqa: B010 (the alias NumPy 2.5 removed)
 
 
 class CupyBackend(Backend):
