@@ -7,13 +7,13 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import hetlab as hl
 from hetlab import quant
 from hetlab.kernels.quant import reference
-from hetlab.kernels.quant.spec import TOLERANCE
+from hetlab.kernels.quant.spec import MAX_CONDITION, TOLERANCE, condition
 from tests.conftest import backend_params
 
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -49,6 +49,7 @@ def matrices():
 def test_gemv_q_equals_reference(device, case):
     qw, seed = case
     x = np.random.default_rng(seed + 1).standard_normal(qw.in_features).astype(np.float32)
+    assume(condition(qw, x) <= MAX_CONDITION)  # the tolerance's domain (see the spec)
     got = _gemv(qw, x, device)
     if got is None:
         return
@@ -65,6 +66,7 @@ def test_gemv_q_equals_reference(device, case):
 def test_gemm_q_equals_reference_and_gemv(device, case, m):
     qw, seed = case
     X = np.random.default_rng(seed + 2).standard_normal((m, qw.in_features)).astype(np.float32)
+    assume(max(condition(qw, X), condition(qw, X[0])) <= MAX_CONDITION)
     got = hl.gemm_q(qw, X, device=device)
     assert got.dtype == np.float32 and got.shape == (m, qw.out_features)
     padded = np.pad(X, ((0, 0), (0, qw.padded_in - qw.in_features)))
@@ -191,3 +193,11 @@ def test_move_arrays_maps_every_array_of_a_container(qw):
     assert moved["qw"].qweight is not qw.qweight
     np.testing.assert_array_equal(moved["qw"].qweight, qw.qweight)
     np.testing.assert_array_equal(moved["qw"].zeros, qw.zeros)
+
+
+def test_condition_measures_cancellation():
+    qw = quant.quantize(np.array([[127.0, -127.0]], np.float32), 8, 32, symmetric=True)
+    assert condition(qw, np.array([1.0, 0.0])) == pytest.approx(1.0)
+    assert condition(qw, np.array([1.0, 0.5])) == pytest.approx(3.0)  # 190.5 / 63.5
+    assert condition(qw, np.array([1.0, 1.0])) == np.inf  # the terms cancel exactly
+    assert condition(qw, np.zeros(2)) == 1.0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import hetlab as hl
@@ -15,7 +15,7 @@ from hetlab.kernels.quant import _numba_w4 as w4
 from hetlab.kernels.quant import numba as qn
 from hetlab.kernels.quant import reference
 from hetlab.kernels.quant._simd import HAS_VNNI, fetch_add
-from hetlab.kernels.quant.spec import TOLERANCE
+from hetlab.kernels.quant.spec import MAX_CONDITION, TOLERANCE, condition
 
 FAST = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 KERNELS = [pytest.param(w4.gemv4, id="float32"),
@@ -48,7 +48,19 @@ def _expected(qw, x):
 def test_fast_kernels_equal_reference(kernel, out, n_in, gs, sym, seed, threads):
     """Ragged rows, rows not a multiple of the block, 1 row; more workers than blocks."""
     qw, x = _case(out, n_in, gs, sym, seed)
+    assume(condition(qw, x) <= MAX_CONDITION)  # the tolerance's domain (see the spec)
     assert hl.gemv_q.spec.error(_run(kernel, qw, x, threads), _expected(qw, x)) <= TOLERANCE
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_ill_conditioned_output_stays_within_its_terms(kernel):
+    """One 232-wide output whose terms cancel 1577-fold (found by hypothesis): outside the
+    tolerance's domain, the error is still tiny against the terms, Σ|w·x|."""
+    qw, x = _case(1, 232, 128, False, 1)
+    assert condition(qw, x) > 10 * MAX_CONDITION
+    terms = (np.abs(qw.dequantize(np.float64)[:, :232]) @ np.abs(x.astype(np.float64))).max()
+    err = np.abs(_run(kernel, qw, x) - _expected(qw, x)).max()
+    assert err <= TOLERANCE / MAX_CONDITION * terms
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
@@ -88,6 +100,7 @@ def test_fast_gemm_kernels_equal_reference(kernel, out, n_in, gs, m, sym, seed, 
     X = np.zeros((m, qw.padded_in), np.float32)
     X[:, :n_in] = rng.standard_normal((m, n_in))
     X[m // 2, rng.integers(n_in)] = 300.0  # an outlier: that block takes the float32 path
+    assume(max(condition(qw, X[t]) for t in range(m)) <= MAX_CONDITION)
     got = kernel(*qn._common(qw)[0], X, qn._F16, gs, np.empty((m, out), np.float32), threads)
     assert hl.gemm_q.spec.error(got, reference.gemm_q(qw, X)) <= TOLERANCE
     gemv = w4.gemv4_vnni if kernel is w4.gemm4_vnni else w4.gemv4
