@@ -37,22 +37,62 @@ MAX_M = 64
 
 
 @cuda.jit(device=True, inline=True)
-def _word_dot(qweight, r, g, i, wpg, nwp, bits, x, xb):  # pragma: no cover - device code
-    """Σ_j q_j x_j over the codes of first-plane word i of group g (natural x order)."""
-    pb = 2 if bits == 3 else bits
-    per = 32 // pb
-    mask = uint32((1 << pb) - 1)
+def _words(qweight, r, g, i, wpg, nwp, bits):  # pragma: no cover - device code
+    """First-plane word i of group g of row r, and for 3-bit its 16 high bits in place."""
     w = uint32(qweight[r, g * wpg + i])
     hi = uint32(0)
     if bits == 3:
         hi = uint32(qweight[r, g * wpg + nwp + i // 2]) >> uint32(16 * (i % 2))
+    return w, hi
+
+
+@cuda.jit(device=True, inline=True)
+def _code(w, hi, j, bits):  # pragma: no cover - device code
+    """Code j (uint32) of a word pair from :func:`_words`."""
+    pb = 2 if bits == 3 else bits
+    q = (w >> uint32(pb * j)) & uint32((1 << pb) - 1)
+    if bits == 3:
+        q |= ((hi >> uint32(j)) & uint32(1)) << uint32(2)
+    return q
+
+
+@cuda.jit(device=True, inline=True)
+def _word_dot(qweight, r, g, i, wpg, nwp, bits, x, xb):  # pragma: no cover - device code
+    """Σ_j q_j x_j over the codes of first-plane word i of group g (natural x order)."""
+    per = 32 // (2 if bits == 3 else bits)
+    w, hi = _words(qweight, r, g, i, wpg, nwp, bits)
     acc = float32(0)
     for j in range(per):
-        q = (w >> uint32(pb * j)) & mask
-        if bits == 3:
-            q |= ((hi >> uint32(j)) & uint32(1)) << uint32(2)
-        acc += float32(q) * x[xb + per * i + j]
+        acc += float32(_code(w, hi, j, bits)) * x[xb + per * i + j]
     return acc
+
+
+@cuda.jit(device=True, inline=True)
+def _word_idot(qweight, r, g, i, wpg, nwp, bits, xq, xb):  # pragma: no cover - device code
+    """Σ_j q_j · xq_j over the codes of first-plane word i of group g, in int32 (exact)."""
+    per = 32 // (2 if bits == 3 else bits)
+    w, hi = _words(qweight, r, g, i, wpg, nwp, bits)
+    acc = int32(0)
+    for j in range(per):
+        acc += int32(_code(w, hi, j, bits)) * int32(xq[xb + per * i + j])
+    return acc
+
+
+@cuda.jit(device=True, inline=True)
+def _row_total(acc, lane, lanes):  # pragma: no cover - device code
+    """Sum of ``acc`` over the ``lanes`` threads of this thread's row (a tree in shared
+    memory); every thread of the block must call it (it holds barriers)."""
+    tid = cuda.threadIdx.x
+    sm = cuda.shared.array(THREADS, float32)
+    sm[tid] = acc
+    cuda.syncthreads()
+    step = lanes // 2
+    while step > 0:  # uniform over the block: every thread reaches each barrier
+        if lane < step:
+            sm[tid] += sm[tid + step]
+        cuda.syncthreads()
+        step //= 2
+    return sm[tid]
 
 
 @cuda.jit
@@ -78,36 +118,9 @@ def _gemm_kernel(qweight, scales, zeros, zsym, X, xsum, table, gs, bits, rows, o
         for g in range(lane, ng, lanes):
             z = table[zeros[r, g]] if zeros.shape[0] > 0 else zsym
             acc -= table[scales[r, g]] * z * xsum[t, g]
-    sm = cuda.shared.array(THREADS, float32)
-    sm[tid] = acc
-    cuda.syncthreads()
-    step = lanes // 2
-    while step > 0:  # uniform over the block: every thread reaches each barrier
-        if lane < step:
-            sm[tid] += sm[tid + step]
-        cuda.syncthreads()
-        step //= 2
+    total = _row_total(acc, lane, lanes)
     if lane == 0 and r < n_out:
-        out[t, r] = sm[tid]
-
-
-@cuda.jit(device=True, inline=True)
-def _word_idot(qweight, r, g, i, wpg, nwp, bits, xq, xb):  # pragma: no cover - device code
-    """Σ_j q_j · xq_j over the codes of first-plane word i of group g, in int32 (exact)."""
-    pb = 2 if bits == 3 else bits
-    per = 32 // pb
-    mask = uint32((1 << pb) - 1)
-    w = uint32(qweight[r, g * wpg + i])
-    hi = uint32(0)
-    if bits == 3:
-        hi = uint32(qweight[r, g * wpg + nwp + i // 2]) >> uint32(16 * (i % 2))
-    acc = int32(0)
-    for j in range(per):
-        q = (w >> uint32(pb * j)) & mask
-        if bits == 3:
-            q |= ((hi >> uint32(j)) & uint32(1)) << uint32(2)
-        acc += int32(q) * int32(xq[xb + per * i + j])
-    return acc
+        out[t, r] = total
 
 
 @cuda.jit
@@ -134,17 +147,9 @@ def _w4a8_kernel(qweight, scales, zeros, zsym, xq, xsum, table, gs, bits, sx, ro
         for g in range(lane, ng, lanes):
             z = int32(table[zeros[r, g]]) if zeros.shape[0] > 0 else int32(zsym)
             acc -= table[scales[r, g]] * float32(z * xsum[g])
-    sm = cuda.shared.array(THREADS, float32)
-    sm[tid] = acc
-    cuda.syncthreads()
-    step = lanes // 2
-    while step > 0:
-        if lane < step:
-            sm[tid] += sm[tid + step]
-        cuda.syncthreads()
-        step //= 2
+    total = _row_total(acc, lane, lanes)
     if lane == 0 and r < n_out:
-        out[r] = sm[tid] * sx
+        out[r] = total * sx
 
 
 _DEVICE_TABLES: dict[tuple[int, int], Any] = {}
