@@ -77,10 +77,12 @@ def wall_ms(fn: Callable[[], Any], repeats: int) -> float:
 
 
 def rel_err(got: Any, want: Any) -> float:
+    """:func:`hetlab.core.metrics.relative_error` of two device (or host) arrays."""
     import cupy
 
-    got, want = cupy.asnumpy(got).astype(np.float64), cupy.asnumpy(want).astype(np.float64)
-    return float(np.max(np.abs(got - want)) / max(np.max(np.abs(want)), 1e-300))
+    from hetlab.core.metrics import relative_error
+
+    return relative_error(cupy.asnumpy(got), cupy.asnumpy(want))
 
 
 def bandwidth(args: argparse.Namespace) -> dict[str, float]:

@@ -67,7 +67,9 @@ class Triad:
 
 
 def _check(got: np.ndarray, expected: np.ndarray, what: str) -> None:
-    err = np.max(np.abs(got - expected)) / max(np.max(np.abs(expected)), 1e-300)
+    from hetlab.core.metrics import relative_error
+
+    err = relative_error(got, expected)
     if not err <= 1e-10:
         raise SystemExit(f"{what}: numba result differs from scipy's (relative {err:.3g})")
 

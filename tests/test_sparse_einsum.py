@@ -42,6 +42,14 @@ CASES = [
     ("ij,ij->", lambda i, j, k: [(i, j), (i, j)], ["SD", "DS", "SS"]),
     ("ijk,k->ij", lambda i, j, k: [(i, j, k), (k,)], ["SD"]),
 ]
+def _operands(shapes, kinds, density, seed):
+    """(dense arrays, operands): "S" kinds as sparse formats at ``density``, "D" dense."""
+    rng = np.random.default_rng(seed)
+    dense = [_rand(s, rng, density if kind == "S" else 1.0)
+             for s, kind in zip(shapes, kinds, strict=True)]
+    return dense, [_as(kind, d) for kind, d in zip(kinds, dense, strict=True)]
+
+
 PARAMS = [pytest.param(e, s, kinds, id=f"{e}-{kinds}") for e, s, ks in CASES for kinds in ks]
 
 
@@ -50,10 +58,7 @@ PARAMS = [pytest.param(e, s, kinds, id=f"{e}-{kinds}") for e, s, ks in CASES for
 @given(i=st.integers(1, 9), j=st.integers(1, 9), k=st.integers(1, 9),
        density=st.sampled_from([0.0, 0.2, 0.6, 1.0]), seed=st.integers(0, 2**16))
 def test_equals_numpy_einsum_on_dense(expr, shapes, kinds, i, j, k, density, seed):
-    rng = np.random.default_rng(seed)
-    dense = [_rand(s, rng, density if kind == "S" else 1.0)
-             for s, kind in zip(shapes(i, j, k), kinds, strict=True)]
-    ops = [_as(kind, d) for kind, d in zip(kinds, dense, strict=True)]
+    dense, ops = _operands(shapes(i, j, k), kinds, density, seed)
     got = sparse.einsum(expr, *ops)
     np.testing.assert_array_equal(_dense(got), np.einsum(expr, *dense))
     plan = einsum_mod.plan(expr, tuple(isinstance(o, (sparse.CSR, sparse.CSF)) for o in ops),
@@ -170,10 +175,7 @@ def always_parallel(monkeypatch):
        density=st.sampled_from([0.0, 0.3, 1.0]), seed=st.integers(0, 2**16))
 def test_parallel_variants_equal_numpy_einsum(always_parallel, expr, shapes, kinds, i, j, k,
                                               density, seed):
-    rng = np.random.default_rng(seed)
-    dense = [_rand(s, rng, density if kind == "S" else 1.0)
-             for s, kind in zip(shapes(i, j, k), kinds, strict=True)]
-    ops = [_as(kind, d) for kind, d in zip(kinds, dense, strict=True)]
+    dense, ops = _operands(shapes(i, j, k), kinds, density, seed)
     got = sparse.einsum(expr, *ops)
     np.testing.assert_array_equal(_dense(got), np.einsum(expr, *dense))
     if isinstance(got, sparse.CSR):

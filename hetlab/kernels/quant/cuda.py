@@ -172,9 +172,9 @@ def _args(qw: QuantizedMatrix, xp: Any) -> tuple:
     return (qw.qweight, scales, zeros, np.float32(2 ** (qw.bits - 1)))
 
 
-def _check_rows(rows: int) -> None:
+def _check_rows(kernel: str, rows: int) -> None:
     if rows < 1 or THREADS % rows:
-        raise InvalidInputError(f"gemm_q: rows must be a power of two from 1 to {THREADS}; "
+        raise InvalidInputError(f"{kernel}: rows must be a power of two from 1 to {THREADS}; "
                                 f"got {rows}.")
 
 
@@ -188,7 +188,7 @@ def launch_gemm(qw: QuantizedMatrix, X: Any, xp: Any = np, rows: int = 1) -> Any
     """Run the GEMM kernel; ``X`` (m, padded_in) float32 in module ``xp``; ``rows`` output
     rows per block of :data:`THREADS` threads (1, 2, 4 … 128: ``THREADS / rows`` threads
     share a row; ``benchmarks/gpu.py`` times several)."""
-    _check_rows(rows)
+    _check_rows("gemm_q", rows)
     m = X.shape[0]
     xsum = X.reshape(m, -1, qw.group_size).sum(axis=2, dtype=xp.float32)
     out = xp.empty((m, qw.out_features), dtype=xp.float32)
@@ -208,7 +208,7 @@ def launch_w4a8(qw: QuantizedMatrix, x: Any, xp: Any = np, rows: int = 1) -> Any
     :func:`~hetlab.kernels.quant.reference.quantize_activations` (the int8 values and their
     scale must equal every other backend's): a device ``x`` is copied to the host and its
     int8 copy back, a few KiB per call."""
-    _check_rows(rows)
+    _check_rows("gemv_w4a8", rows)
     xq, sx = quantize_activations(x if xp is np else xp.asnumpy(x))
     xsum = xq.reshape(-1, qw.group_size).sum(axis=1, dtype=np.int32)
     xq, xsum = xp.asarray(xq), xp.asarray(xsum)
