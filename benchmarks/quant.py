@@ -16,6 +16,11 @@ printed in one run, not absolute times across runs (``--threads 1`` is the least
 ``--passive`` makes every call wake sleeping workers, as the figures before 2026-11-30 did).
 The last line times the flat GEMM (``gemm_q``, 16 activation rows) the same way.
 
+The numba W4 kernel runs on the fastest instruction set of this CPU (AMX tiles, else
+AVX512-VNNI, else float32 vectors; ``[path]`` in the table); the next one is timed beside it.
+"Floor" is the time to read the packed codes once on the same threads with no arithmetic
+(``read_words``): no W4 GEMV can beat it, so a target below it is beyond the machine.
+
 "Weight stream" bandwidth = bytes of the stored weights (codes + scales + zero points for
 the quantized kernels, the fp32 matrix for numpy) / median time.
 """
@@ -109,7 +114,24 @@ def torch_int4(qw: quant.QuantizedMatrix, threads: int) -> tuple[Callable[..., A
     return run, int(packed.numel() * packed.element_size() + sz_t.numel() * 2)
 
 
+def _on_path(path: str, fn: Callable[[], Any]) -> Callable[[], Any]:
+    """``fn`` run with the numba W4 kernels forced onto ``path`` (see ``use_w4_path``)."""
+    from hetlab.kernels.quant import numba as qn
+
+    def run() -> Any:
+        qn.use_w4_path(path)
+        try:
+            return fn()
+        finally:
+            qn.use_w4_path(None)
+
+    return run
+
+
 def bench_shape(out: int, n_in: int, repeats: int, threads: int, bw: float) -> list[dict]:
+    from hetlab.kernels.quant import numba as qn
+    from hetlab.kernels.quant._numba_w4 import read_words
+
     rng = np.random.default_rng([out, n_in])
     w = rng.normal(0.0, 0.02, (out, n_in)).astype(np.float32)
     x = rng.standard_normal(n_in).astype(np.float32)
@@ -118,26 +140,30 @@ def bench_shape(out: int, n_in: int, repeats: int, threads: int, bw: float) -> l
     err = hl.gemv_q.spec.error
     rows = []
 
-    fns: dict[str, Callable[[], Any]] = {
-        "hetlab": lambda: hl.gemv_q(qw, x, device="numba"),
-        "w4a8": lambda: hl.gemv_w4a8(qw, x, device="numba"),
-        "numpy": lambda: w @ x,
-    }
-    t = torch_int4(qw, threads)
-    if t is not None:
-        fns["torch"] = lambda: t[0](x)
-    times = time_alternating(fns, repeats)
-    rows.append(dict(kernel="hetlab numba gemv_q W4 g128", bytes=qw.nbytes,
-                     err=err(hl.gemv_q(qw, x, device="numba"), ref)))
-    y8 = hl.gemv_w4a8(qw, x, device="numba")
+    paths = qn.w4_paths()
+    fns: dict[str, Callable[[], Any]] = {}
+    for path in paths[:2]:  # the default path and the next one, for comparison
+        fns[path] = _on_path(path, lambda: hl.gemv_q(qw, x, device="numba"))
+        rows.append(dict(kernel=f"hetlab numba gemv_q W4 g128 [{path}]", bytes=qw.nbytes,
+                         err=err(fns[path](), ref), path=path))
+    fns["w4a8"] = lambda: hl.gemv_w4a8(qw, x, device="numba")
+    y8 = fns["w4a8"]()
     # its error column is against the A16 reference (int8 activations); its own check is
     # against the W4A8 reference (int8 activations, exact integer dots)
     rows.append(dict(kernel="hetlab numba gemv_w4a8 W4A8 g128", bytes=qw.nbytes,
                      err=err(y8, ref), own_err=err(y8, reference.gemv_w4a8(qw, x))))
+    fns["numpy"] = lambda: w @ x
     rows.append(dict(kernel="numpy fp32 W @ x", bytes=w.nbytes, err=err(w @ x, ref)))
+    t = torch_int4(qw, threads)
     if t is not None:
+        fns["torch"] = lambda: t[0](x)
         rows.append(dict(kernel="torch _weight_int4pack_mm_for_cpu", bytes=t[1],
                          err=err(t[0](x).float().numpy()[0], ref)))
+    qflat = qw.qweight.reshape(-1)
+    fns["floor"] = lambda: read_words(qflat, qw.qweight.shape[1], out, threads)
+    rows.append(dict(kernel="read the W4 codes once (floor)", bytes=qw.qweight.nbytes,
+                     err=float("nan")))
+    times = time_alternating(fns, repeats)
     for r, key in zip(rows, fns, strict=True):
         r["med"], r["best"] = times[key]
         r["key"] = key
@@ -182,9 +208,10 @@ def main(argv: list[str] | None = None) -> int:
     repeats = args.repeats or (5 if args.quick else 50)
     bw = triad_gbps(2_000_000 if args.quick else 8_000_000, 3 if args.quick else 10)
     print(f"threads {threads}; STREAM triad (numba prange, measured now): {bw:.1f} GB/s")
-    print(f"{'shape':<11} {'kernel':<34} {'median ms':>9} {'(best)':>8} {'GB/s':>6} "
+    print(f"{'shape':<11} {'kernel':<38} {'median ms':>9} {'(best)':>8} {'GB/s':>6} "
           f"{'of triad':>8} {'error':>8}")
-    print("(error: max |y − y_ref| / max |y_ref| against the numpy reference of the W4 matrix)")
+    print("(error: max |y − y_ref| / max |y_ref| against the numpy reference of the W4 matrix;"
+          " [path]: the numba W4 kernel's instruction set)")
     all_rows = []
     for out, n_in in shapes:
         rows = bench_shape(out, n_in, repeats, threads, bw)
@@ -195,19 +222,24 @@ def main(argv: list[str] | None = None) -> int:
                 ok = "  (unquantized W)"
             elif "torch" in r["kernel"]:
                 ok = "  (bf16 activations)"
+            elif r["key"] == "floor":
+                ok = "  (no arithmetic)"
             elif "own_err" in r:  # W4A8: checked against its own reference
                 ok = "  (int8 activations)" if r["own_err"] <= TOLERANCE else wrong
             else:
                 ok = "" if r["err"] <= TOLERANCE else wrong
-            print(f"{r['shape']:<11} {r['kernel']:<34} {r['med'] * 1e3:9.3f} "
+            print(f"{r['shape']:<11} {r['kernel']:<38} {r['med'] * 1e3:9.3f} "
                   f"({r['best'] * 1e3:6.3f}) {r['gbps']:6.1f} {r['bw_frac']:8.0%} "
                   f"{r['err']:8.1e}{ok}")
     print("\nratios (median times; > 1 means hetlab is faster):")
     for out, n_in in shapes:
         shape = f"{out}×{n_in}"
         by = {r["key"]: r for r in all_rows if r["shape"] == shape}
-        h = by["hetlab"]
-        line = f"  {shape:<11} vs numpy fp32 {by['numpy']['med'] / h['med']:5.2f}×"
+        paths = [r["key"] for r in all_rows if r["shape"] == shape and "path" in r]
+        h = by[paths[0]]
+        line = f"  {shape:<11} [{paths[0]}] vs numpy fp32 {by['numpy']['med'] / h['med']:5.2f}×"
+        if len(paths) > 1:
+            line += f"   vs [{paths[1]}] {by[paths[1]]['med'] / h['med']:5.2f}×"
         line += f"   W4A8 vs W4A16 {h['med'] / by['w4a8']['med']:5.2f}×"
         if "torch" in by:
             ratio = by["torch"]["med"] / h["med"]
@@ -217,6 +249,16 @@ def main(argv: list[str] | None = None) -> int:
             line += "   vs torch int4: skipped (torch not installed)"
         met = "met" if h["bw_frac"] >= TARGET_BW_FRACTION else "NOT met"
         line += f"   weight stream {h['bw_frac']:.0%} of triad (target ≥ 60%: {met})"
+        print(line)
+        floor = by["floor"]["med"]
+        line = (f"  {'':<11} reading the codes alone takes {floor * 1e3:.3f} ms: hetlab at "
+                f"{floor / h['med']:.0%} of that floor")
+        if "torch" in by:
+            need = by["torch"]["med"] / TARGET_VS_TORCH
+            verdict = ("beyond this machine: faster than reading the weights" if need < floor
+                       else "within reach")
+            line += (f"; torch at {floor / by['torch']['med']:.0%}; {TARGET_VS_TORCH:g}× torch "
+                     f"= {need * 1e3:.3f} ms = {need / floor:.2f}× the floor ({verdict})")
         print(line)
     out, n_in = shapes[0]
     m = 4 if args.quick else 16

@@ -18,7 +18,7 @@ def test_quant_benchmark_quick_runs():
         capture_output=True, text=True, env=env, timeout=300, check=True,
     ).stdout
     assert "STREAM triad" in out
-    assert out.count("hetlab numba gemv_q W4 g128") == 2
+    assert out.count("hetlab numba gemv_q W4 g128") >= 2 and "floor" in out
     assert out.count("hetlab numba gemv_w4a8 W4A8 g128") == 2 and "WRONG" not in out
     assert "W4A8 vs W4A16" in out
     assert "vs numpy fp32" in out and "of triad" in out

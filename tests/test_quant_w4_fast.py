@@ -1,5 +1,6 @@
 """The W4 fast path of the numba backend (group sizes multiples of 128): the float32 vector
-kernel and, on AVX512-VNNI machines, the fixed-point one — both against the reference."""
+kernel, on AVX512-VNNI machines the fixed-point one and on AMX machines the tile one — each
+against the reference."""
 
 from __future__ import annotations
 
@@ -12,15 +13,19 @@ from hypothesis import strategies as st
 import hetlab as hl
 from hetlab import quant
 from hetlab.kernels.quant import _numba_w4 as w4
+from hetlab.kernels.quant import _numba_w4_amx as w4amx
 from hetlab.kernels.quant import numba as qn
 from hetlab.kernels.quant import reference
+from hetlab.kernels.quant._amx import HAS_AMX
 from hetlab.kernels.quant._simd import HAS_VNNI, fetch_add
 from hetlab.kernels.quant.spec import MAX_CONDITION, TOLERANCE, condition
 
 FAST = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+NO_VNNI = pytest.mark.skipif(not HAS_VNNI, reason="no AVX512-VNNI")
+NO_AMX = pytest.mark.skipif(not HAS_AMX, reason="no AMX-INT8 (or Linux refused its tile state)")
 KERNELS = [pytest.param(w4.gemv4, id="float32"),
-           pytest.param(w4.gemv4_vnni, id="vnni",
-                        marks=pytest.mark.skipif(not HAS_VNNI, reason="no AVX512-VNNI"))]
+           pytest.param(w4.gemv4_vnni, id="vnni", marks=NO_VNNI),
+           pytest.param(w4amx.gemv4_amx, id="amx", marks=NO_AMX)]
 
 
 def _run(kernel, qw, x, threads=None):
@@ -84,14 +89,16 @@ def test_a_flipped_code_is_caught(kernel):
 
 
 GEMM_KERNELS = [pytest.param(w4.gemm4, id="float32"),
-                pytest.param(w4.gemm4_vnni, id="vnni",
-                             marks=pytest.mark.skipif(not HAS_VNNI, reason="no AVX512-VNNI"))]
+                pytest.param(w4.gemm4_vnni, id="vnni", marks=NO_VNNI),
+                pytest.param(w4amx.gemm4_amx, id="amx", marks=NO_AMX)]
+#: each GEMM kernel's GEMV sibling
+GEMV_OF = {w4.gemm4: w4.gemv4, w4.gemm4_vnni: w4.gemv4_vnni, w4amx.gemm4_amx: w4amx.gemv4_amx}
 
 
 @pytest.mark.parametrize("kernel", GEMM_KERNELS)
 @FAST
 @given(out=st.integers(1, 40), n_in=st.integers(1, 600), gs=st.sampled_from([128, 256]),
-       m=st.sampled_from([1, 2, 5, 17]), sym=st.booleans(), seed=st.integers(0, 2**32 - 1),
+       m=st.sampled_from([1, 2, 3, 5, 17]), sym=st.booleans(), seed=st.integers(0, 2**32 - 1),
        threads=st.sampled_from([1, 2, 5]))
 def test_fast_gemm_kernels_equal_reference(kernel, out, n_in, gs, m, sym, seed, threads):
     """Every activation row; rows with an outlier block (float path) beside rows without."""
@@ -103,7 +110,7 @@ def test_fast_gemm_kernels_equal_reference(kernel, out, n_in, gs, m, sym, seed, 
     assume(max(condition(qw, X[t]) for t in range(m)) <= MAX_CONDITION)
     got = kernel(*qn._common(qw)[0], X, qn._F16, gs, np.empty((m, out), np.float32), threads)
     assert hl.gemm_q.spec.error(got, reference.gemm_q(qw, X)) <= TOLERANCE
-    gemv = w4.gemv4_vnni if kernel is w4.gemm4_vnni else w4.gemv4
+    gemv = GEMV_OF[kernel]
     for t in range(m):  # and each row equals the same family's GEMV of that row
         assert hl.gemm_q.spec.error(got[t], _run(gemv, qw, X[t, :n_in])) <= TOLERANCE
 
@@ -145,7 +152,7 @@ def test_fetch_add_hands_out_every_block_once():
     assert (take(3, 8) == 1).all()
 
 
-@pytest.mark.skipif(not HAS_VNNI, reason="no AVX512-VNNI")
+@NO_VNNI
 @FAST
 @given(out=st.integers(1, 40), n_in=st.integers(1, 700), gs=st.sampled_from([128, 256, 512]),
        sym=st.booleans(), seed=st.integers(0, 2**32 - 1))
@@ -166,3 +173,83 @@ def test_w4a8_vnni_is_exact_on_integers_and_equals_reference(out, n_in, gs, sym,
     got = hl.gemv_w4a8(qw2, x2, device="numba")
     want = reference.gemv_w4a8(qw2, np.pad(x2, (0, qw2.padded_in - n_in)))
     assert hl.gemv_w4a8.spec.error(got, want) <= TOLERANCE
+
+
+# --- AMX: the fixed-point limbs, the VNNI fallback, the path switch ------------------------
+
+LIMB_WEIGHTS = np.array([2 ** 21, 2 ** 14, 2 ** 7, 1])
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 4, 6])
+def test_amx_limbs_are_an_exact_split_in_the_tile_layout(m):
+    """Read the B tiles back into activation order: four limbs in range whose value is within
+    half a fixed-point step of every activation; padded rows and zero blocks stay zero."""
+    rng = np.random.default_rng(m)
+    X = rng.standard_normal((m, 384)).astype(np.float32)
+    X[0, :128] *= 1e4          # a large block: its own step
+    X[-1, 128:256] = 0         # an all-zero block
+    X[0, 300] = 1000.0         # max ≈ 1000× the mean: still fixed point (limit 4096×)
+    nact = w4amx.act_rows_per_tile(m)
+    nct = -(-m // nact)
+    bl = np.zeros(512 * nact * nct * 3, np.int8)
+    cf = np.zeros(16 * nct * 3, np.float32)
+    assert w4amx.prepare_amx(X, nact, bl, cf)
+    # bl[(ct·nk + k)·512·nact + 256·nact·h + 16·nact·j + 4·(4a + l) + t]
+    tiles = bl.astype(np.int64).reshape(nct, 3, 2, 16, nact, 4, 4)  # ct k h j a l t
+    for t in range(nct * nact):
+        ct, a = divmod(t, nact)
+        for k in range(3):
+            limbs = tiles[ct, k, :, :, a]                    # h j l t
+            assert np.abs(limbs[:, :, 0]).max() <= 127 and np.abs(limbs[:, :, 1:]).max() <= 64
+            fixed = (limbs * LIMB_WEIGHTS[None, None, :, None]).sum(axis=2)  # h j t
+            value = fixed.transpose(1, 2, 0).reshape(128)    # activation 8j + 2t + h
+            steps = cf[16 * (ct * 3 + k) + 4 * a: 16 * (ct * 3 + k) + 4 * a + 4]
+            if t >= m or not X[t, 128 * k:128 * (k + 1)].any():
+                assert not value.any() and not steps.any()
+                continue
+            step = np.float64(np.abs(X[t, 128 * k:128 * (k + 1)]).max()) / (127 * 2.0 ** 21)
+            np.testing.assert_allclose(steps, np.float32(step * LIMB_WEIGHTS))
+            err = np.abs(X[t, 128 * k:128 * (k + 1)] - value * step).max()
+            assert err <= 0.5 * step * (1 + 1e-9)
+
+
+@NO_AMX
+def test_amx_hands_activation_outliers_to_the_vnni_kernel():
+    """A block whose max is above 4096× its mean: the AMX kernels return the VNNI result."""
+    qw, x = _case(40, 1024, 128, False, 7)
+    x[700] = 1e5 * np.abs(x).mean()
+    X = np.zeros((1, qw.padded_in), np.float32)
+    X[0, :1024] = x
+    assert not w4amx.prepare_amx(X, 1, np.zeros(512 * 8, np.int8), np.zeros(16 * 8, np.float32))
+    np.testing.assert_array_equal(_run(w4amx.gemv4_amx, qw, x), _run(w4.gemv4_vnni, qw, x))
+    got = w4amx.gemm4_amx(*qn._common(qw)[0], np.repeat(X, 3, axis=0), qn._F16, 128,
+                          np.empty((3, 40), np.float32), 2)
+    assert hl.gemm_q.spec.error(got[2], _expected(qw, x)) <= TOLERANCE
+
+
+def test_w4_path_switch():
+    """The numba W4 path can be forced (to compare instruction sets) and is checked."""
+    paths = qn.w4_paths()
+    assert paths[-1] == "float32" and paths[0] == qn.w4_path()
+    assert ("amx" in paths) == HAS_AMX and ("vnni" in paths) == HAS_VNNI
+    qw, x = _case(20, 300, 128, True, 9)
+    want = _expected(qw, x)
+    try:
+        for path in paths:
+            qn.use_w4_path(path)
+            assert qn.w4_path() == path
+            assert hl.gemv_q.spec.error(hl.gemv_q(qw, x, device="numba"), want) <= TOLERANCE
+        with pytest.raises(ValueError, match="unknown"):
+            qn.use_w4_path("avx9000")
+    finally:
+        qn.use_w4_path(None)
+    assert qn.w4_path() == paths[0]
+
+
+def test_read_words_reads_every_word():
+    """The benchmark's floor kernel: the XOR of every word, whatever the worker count."""
+    rng = np.random.default_rng(4)
+    for rows, nw, workers in [(1, 16, 1), (37, 32, 2), (100, 48, 5)]:
+        q = rng.integers(0, 2**32, rows * nw, dtype=np.uint64).astype(np.uint32)
+        want = np.bitwise_xor.reduce(q.view(np.uint64))
+        assert w4.read_words(q, nw, rows, workers) == want

@@ -34,13 +34,17 @@ def _owner(value: Any) -> str:
     """Return "host" for NumPy arrays and array-likes, else the module family ("cupy", …).
 
     A container (``map_arrays`` method: a sparse matrix, a ``QuantizedMatrix``) is owned by
-    the family of its arrays; one whose arrays live on different devices is refused.
+    the family of its arrays (listed by its ``arrays()`` method where it has one, which
+    builds no copy); one whose arrays live on different devices is refused.
     """
     if isinstance(value, np.ndarray):
         return _HOST
     if callable(getattr(value, "map_arrays", None)):
         found: set[str] = set()
-        value.map_arrays(lambda a: found.add(_owner(a)) or a)
+        if callable(getattr(value, "arrays", None)):  # a container that lists its arrays
+            found.update(_owner(a) for a in value.arrays())
+        else:
+            value.map_arrays(lambda a: found.add(_owner(a)) or a)
         if len(found) > 1:
             raise DeviceMismatchError(
                 f"{type(value).__name__}: its arrays live on different devices "

@@ -247,6 +247,12 @@ class QuantizedMatrix:
         w = (q.reshape(out, self.n_groups, self.group_size).astype(np.float32) - z) * s
         return w.reshape(out, -1)[:, : self.in_features].astype(dtype, copy=False)
 
+    def arrays(self) -> tuple[Any, ...]:
+        """Its arrays (codes, scales and, if asymmetric, zero points): what dispatch inspects
+        to find where the matrix lives, without building a copy (:meth:`map_arrays` would
+        re-validate one on every call)."""
+        return (self.qweight, self.scales) + (() if self.zeros is None else (self.zeros,))
+
     def map_arrays(self, fn: Any) -> QuantizedMatrix:
         """A copy with ``fn`` applied to every array (e.g. ``cupy.asarray``)."""
         return QuantizedMatrix(

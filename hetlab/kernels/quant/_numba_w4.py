@@ -65,7 +65,7 @@ from numba import prange
 from ._simd import LANES, fetch_add, gdot4_acc, gdot4_vnni_acc, idot4_vnni_acc
 
 __all__ = ["gemv4", "gemv4_vnni", "gemv_w4a8_vnni", "gemm4", "gemm4_vnni", "prepare_x4",
-           "prepare_limbs", "OUTLIER_RATIO"]
+           "prepare_limbs", "read_words", "OUTLIER_RATIO"]
 
 #: a 128-activation block whose max |x| exceeds this times its mean |x| takes the float
 #: path in :func:`gemv4_vnni` (its small entries would lose too much in 22-bit fixed point)
@@ -384,3 +384,33 @@ def gemv_w4a8_vnni(qflat, nw, scales, zeros, zsym, xq, sx, table, gs, out, nchun
                 out[r] = (tot - zdot) * sx
             b = fetch_add(counter, 1)
     return out
+
+
+@numba.njit(parallel=True, cache=True, nogil=True)
+def read_words(qflat, nw, n_out, nchunk):  # pragma: no cover - compiled
+    """Read every packed word of the weights once: the floor of any W4 GEMV on these threads.
+
+    ``qflat`` uint32 (``n_out · nw`` words, row-major as in the kernels above); ``nchunk``
+    workers take blocks of :data:`BLOCK_ROWS` rows from a shared counter, as the kernels do.
+    Returns the XOR of all words (so the reads cannot be optimized away). No decoding, no
+    arithmetic on activations: a kernel can only approach this time, never beat it.
+    """
+    words = qflat.view(np.uint64)
+    nw2 = nw // 2
+    nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
+    counter = np.zeros(1, np.int64)
+    part = np.zeros(nchunk, np.uint64)
+    for c in prange(nchunk):
+        acc = np.uint64(0)
+        b = fetch_add(counter, 1)
+        while b < nblk:
+            lo = b * BLOCK_ROWS * nw2
+            hi = min((b + 1) * BLOCK_ROWS, n_out) * nw2
+            for i in range(lo, hi):
+                acc ^= words[i]
+            b = fetch_add(counter, 1)
+        part[c] = acc
+    tot = np.uint64(0)
+    for c in range(nchunk):
+        tot ^= part[c]
+    return tot

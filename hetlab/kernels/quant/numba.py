@@ -26,7 +26,9 @@ which otherwise turns the contiguous loads into gathers (measured: 8× slower).
 W4 with a group size that is a multiple of 128 (the common W4 g128) takes the faster
 kernels of :mod:`._numba_w4` instead: explicit 16-lane vector code, and on AVX512-VNNI CPUs
 integer dot products with the activations in 22-bit fixed point (accuracy and measurements
-there). The kernels below serve every other format.
+there); on CPUs with AMX (Sapphire Rapids and later) the tile kernels of
+:mod:`._numba_w4_amx` (28-bit fixed point, exact int32 tile dot products). The kernels below
+serve every other format.
 """
 
 from __future__ import annotations
@@ -38,9 +40,11 @@ from numba import prange
 from ...quant.formats import F16_TO_F32 as _F16
 from ...quant.formats import QuantizedMatrix, planes
 from . import _numba_w4 as _w4
+from . import _numba_w4_amx as _w4amx
+from ._amx import HAS_AMX
 from ._simd import HAS_VNNI
 
-__all__ = ["gemv_q", "gemm_q", "gemv_w4a8"]
+__all__ = ["gemv_q", "gemm_q", "gemv_w4a8", "W4_PATHS", "w4_paths", "w4_path", "use_w4_path"]
 
 _FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
 _OPTS = {"cache": True, "nogil": True, "fastmath": _FASTMATH}
@@ -228,6 +232,35 @@ def _w4_fast(qw: QuantizedMatrix) -> bool:
     return qw.bits == 4 and qw.group_size % 128 == 0
 
 
+#: the W4 fast paths, fastest first: AMX tiles, AVX512-VNNI integer dots, float32 vectors
+W4_PATHS = ("amx", "vnni", "float32")
+_W4_AVAILABLE = {"amx": HAS_AMX, "vnni": HAS_VNNI, "float32": True}
+_W4_KERNELS = {"amx": (_w4amx.gemv4_amx, _w4amx.gemm4_amx),
+               "vnni": (_w4.gemv4_vnni, _w4.gemm4_vnni),
+               "float32": (_w4.gemv4, _w4.gemm4)}
+_w4_forced: str | None = None
+
+
+def w4_paths() -> list[str]:
+    """The W4 fast paths this CPU runs, fastest first (a subset of :data:`W4_PATHS`)."""
+    return [p for p in W4_PATHS if _W4_AVAILABLE[p]]
+
+
+def w4_path() -> str:
+    """The path the numba W4 kernels take now: the forced one, else the fastest available."""
+    return _w4_forced or w4_paths()[0]
+
+
+def use_w4_path(path: str | None) -> None:
+    """Force the numba W4 GEMV/GEMM onto one path (``None``: the fastest again), e.g. to
+    compare AMX with VNNI on one machine. Raises ValueError for a path this CPU lacks."""
+    global _w4_forced
+    if path is not None and path not in w4_paths():
+        why = "unknown" if path not in W4_PATHS else "not available on this CPU"
+        raise ValueError(f"W4 path {path!r} is {why}; this CPU has {w4_paths()}.")
+    _w4_forced = path
+
+
 def _chunks(n_out: int) -> int:
     """Parallel workers of the W4 kernels: one per numba thread (they share row blocks)."""
     return numba.get_num_threads()
@@ -239,7 +272,7 @@ def gemv_q(qw: QuantizedMatrix, x: np.ndarray) -> np.ndarray:
     gs = qw.group_size
     if _w4_fast(qw):
         out = np.empty(qw.out_features, dtype=np.float32)
-        kernel = _w4.gemv4_vnni if HAS_VNNI else _w4.gemv4
+        kernel = _W4_KERNELS[w4_path()][0]
         return kernel(*head, x, _F16, gs, out, _chunks(qw.out_features))
     xsum = x.reshape(-1, gs).sum(axis=1, dtype=np.float32)
     out = np.empty(qw.out_features, dtype=np.float32)
@@ -253,7 +286,7 @@ def gemm_q(qw: QuantizedMatrix, X: np.ndarray) -> np.ndarray:
     m = X.shape[0]
     if _w4_fast(qw):
         out = np.empty((m, qw.out_features), dtype=np.float32)
-        kernel = _w4.gemm4_vnni if HAS_VNNI else _w4.gemm4
+        kernel = _W4_KERNELS[w4_path()][1]
         return kernel(*head, X, _F16, gs, out, _chunks(qw.out_features))
     xsum = X.reshape(m, -1, gs).sum(axis=2, dtype=np.float32)
     out = np.empty((m, qw.out_features), dtype=np.float32)
