@@ -13,14 +13,15 @@ The W4 kernels use it this way (:mod:`._numba_w4_amx`):
 - ``A``: 16 output rows × 64 code bytes — the low nibbles of a row's 16 words of one
   128-weight block (codes 0, 2, 4, 6 of each word) in one tile, the high nibbles in another.
   :func:`decode_row` unpacks one row with three vector operations and two 64-byte stores;
-  the codes are read straight from the canonical packing (no repacked copy of the weights).
+  the codes are read straight from the canonical packing (no repacked copy of the weights;
+  a copy repacked so that the 16 rows' words of a block are adjacent measured no faster).
 - ``B``: the activations of that block in 28-bit fixed point, split exactly into four signed
   int8 *limbs* (weights 2^21, 2^14, 2^7, 1), one column per limb and activation row — four
   columns for a GEMV, up to sixteen (four activation rows) for a flat GEMM.
-- ``C``: 16 output rows × (4 limbs × rows) exact int32 sums. :func:`tile_dot` runs the two
-  ``tdpbusd`` of one block; a ``combine`` intrinsic turns C into float32 and adds it, times
-  the group scale of each output row and the fixed-point step of each limb, into a float32
-  accumulator.
+- ``C``: 16 output rows × (4 limbs × rows) exact int32 sums. :func:`tile_load_a` loads a
+  block's A tiles once, :func:`tile_dot` runs the two ``tdpbusd`` of one column tile; a
+  ``combine`` intrinsic turns C into float32 and adds it, times the group scale of each
+  output row and the fixed-point step of each limb, into a float32 accumulator.
 
 The group scale differs per output row and group, so C is stored and combined after every
 128-weight block: per 2,048 weights one tile store and 4–16 vector multiply-adds, against 96
@@ -55,7 +56,8 @@ from numba.extending import intrinsic
 
 from ._simd import _I32, _I64, _VF, _VI, LANES, _fma, _load, _splat_i
 
-__all__ = ["HAS_AMX", "CFG_BYTES", "tile_config", "tile_release", "decode_row", "tile_dot",
+__all__ = ["HAS_AMX", "CFG_BYTES", "tile_config", "tile_release", "decode_row", "tile_load_a",
+           "tile_dot",
            "combine1", "combine2", "combine4", "COMBINE_ROWS"]
 
 #: size of the tile configuration block of ``ldtilecfg`` (bytes)
@@ -184,38 +186,52 @@ def decode_row(typingctx, q, wb, buf, at):
 
 
 @intrinsic
-def tile_dot(typingctx, buf, ao, b, bo, bstride, c, co, cstride):
-    """``C = A_lo · B_lo + A_hi · B_hi`` for one 128-weight block of 16 output rows.
+def tile_load_a(typingctx, buf, ao):
+    """Load the A tiles of one 128-weight block of 16 output rows: tile 0 the low nibbles
+    (16 × 64 bytes at ``buf[ao]``), tile 1 the high ones (at ``buf[ao + 1024]``), as written
+    by :func:`decode_row`. They stay for every :func:`tile_dot` of the block."""
+    if not (isinstance(buf, types.Array) and buf.dtype == types.uint8):
+        return None
 
-    ``A_lo``/``A_hi``: 16 × 64 code bytes at ``buf[ao]``/``buf[ao + 1024]``
-    (:func:`decode_row`); ``B_lo``/``B_hi``: 16 rows of ``bstride`` limb bytes at ``b[bo]``
-    and ``b[bo + 16·bstride]``; ``C`` (int32, 16 rows × ``cstride`` bytes) is stored at
-    ``c[co]``. Tiles 0/1 hold A, 2/3 B, 4 C (the configuration must match).
+    def codegen(context, builder, signature, args):  # pragma: no cover - compile time
+        buf_, ao_ = args
+        load = _fn(builder, "llvm.x86.tileloadd64", [_I8, _PTR, _I64])
+        at = signature.args[0]
+        builder.call(load, [_tile(0), _addr(context, builder, at, buf_, ao_), _i64(64)])
+        builder.call(load, [_tile(1), _addr(context, builder, at, buf_,
+                                             builder.add(ao_, _i64(1024))), _i64(64)])
+        return context.get_dummy_value()
+
+    return types.void(buf, types.int64), codegen
+
+
+@intrinsic
+def tile_dot(typingctx, b, bo, bstride, c, co, cstride):
+    """``C = A_lo · B_lo + A_hi · B_hi`` for the block in tiles 0/1 (:func:`tile_load_a`).
+
+    ``B_lo``/``B_hi``: 16 rows of ``bstride`` limb bytes at ``b[bo]`` and
+    ``b[bo + 16·bstride]`` (tiles 2/3); ``C`` (int32, tile 4: 16 rows × ``cstride`` bytes)
+    is stored at ``c[co]``. The tile configuration must match these shapes.
     """
-    ok = (isinstance(buf, types.Array) and buf.dtype == types.uint8
-          and isinstance(b, types.Array) and b.dtype == types.int8
+    ok = (isinstance(b, types.Array) and b.dtype == types.int8
           and isinstance(c, types.Array) and c.dtype == types.int32)
     if not ok:
         return None
-    sig = types.void(buf, types.int64, b, types.int64, types.int64, c, types.int64,
-                     types.int64)
+    sig = types.void(b, types.int64, types.int64, c, types.int64, types.int64)
 
     def codegen(context, builder, signature, args):  # pragma: no cover - compile time
-        buf_, ao_, b_, bo_, bst_, c_, co_, cst_ = args
+        b_, bo_, bst_, c_, co_, cst_ = args
         load = _fn(builder, "llvm.x86.tileloadd64", [_I8, _PTR, _I64])
         dot = _fn(builder, "llvm.x86.tdpbusd", [_I8, _I8, _I8])
         bt = signature.args
-        builder.call(load, [_tile(0), _addr(context, builder, bt[0], buf_, ao_), _i64(64)])
-        builder.call(load, [_tile(1), _addr(context, builder, bt[0], buf_,
-                                             builder.add(ao_, _i64(1024))), _i64(64)])
-        builder.call(load, [_tile(2), _addr(context, builder, bt[2], b_, bo_), bst_])
+        builder.call(load, [_tile(2), _addr(context, builder, bt[0], b_, bo_), bst_])
         hi = builder.add(bo_, builder.mul(bst_, _i64(16)))
-        builder.call(load, [_tile(3), _addr(context, builder, bt[2], b_, hi), bst_])
+        builder.call(load, [_tile(3), _addr(context, builder, bt[0], b_, hi), bst_])
         builder.call(_fn(builder, "llvm.x86.tilezero", [_I8]), [_tile(4)])
         builder.call(dot, [_tile(4), _tile(0), _tile(2)])
         builder.call(dot, [_tile(4), _tile(1), _tile(3)])
         builder.call(_fn(builder, "llvm.x86.tilestored64", [_I8, _PTR, _I64]),
-                     [_tile(4), _addr(context, builder, bt[5], c_, co_), cst_])
+                     [_tile(4), _addr(context, builder, bt[3], c_, co_), cst_])
         return context.get_dummy_value()
 
     return sig, codegen

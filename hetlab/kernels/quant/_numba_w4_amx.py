@@ -40,6 +40,7 @@ from ._amx import (
     decode_row,
     tile_config,
     tile_dot,
+    tile_load_a,
     tile_release,
 )
 from ._simd import fetch_add
@@ -217,9 +218,10 @@ def _amx_rows(qflat, nw, scales, zeros, zsym, table, gs, out, nchunk, nact, bl, 
             for k in range(nk):
                 if k + 1 < nk:
                     _decode(qflat, nw, r0, nr, k + 1, buf, _A_BYTES * ((k + 1) & 1))
+                tile_load_a(buf, _A_BYTES * (k & 1))
                 for ct in range(nct):
-                    tile_dot(buf, _A_BYTES * (k & 1), bl, 512 * nact * (ct * nk + k),
-                             16 * nact, cbuf, csz * ((k & 1) * nct + ct), 4 * cols)
+                    tile_dot(bl, 512 * nact * (ct * nk + k), 16 * nact, cbuf,
+                             csz * ((k & 1) * nct + ct), 4 * cols)
                 if k > 0:  # combine the previous block while this one is in the tile unit
                     _combine_all(nact, nct, nk, nb, k - 1, cbuf, sblk, cf, acc)
             _combine_all(nact, nct, nk, nb, nk - 1, cbuf, sblk, cf, acc)
