@@ -12,6 +12,9 @@ On AVX512-VNNI CPUs the numba W4 path (group sizes multiples of 128) represents 
 128 activations in 22-bit fixed point (error ≤ ~2^-22.4 · the block's max |x| per value;
 blocks whose max exceeds 64× their mean |x| stay float32) and sums exact integer products;
 measured errors there are ~1e-6 on random 4096-wide rows, the same order as the float path.
+On AMX CPUs the tile kernels use 28-bit fixed point (error ≤ 2^-29 · the block's max |x| per
+value; a block whose max exceeds 4096× the mean of its other entries sends the call to the
+VNNI kernel); measured ~4e-7 on the same rows.
 All fused kernels factor the zero point out (``Σ q·x − z·Σ x``): one activation many orders
 of magnitude above the rest cancels against its own zero-point term in float32, so an output
 whose weights for it are zero can lose precision the reference keeps (a known limit; 1e6
