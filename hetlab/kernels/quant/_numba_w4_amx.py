@@ -206,6 +206,7 @@ def _amx_rows(qflat, nw, scales, zeros, zsym, table, gs, out, nchunk, nact, bl, 
         cbuf = np.empty(2 * nct * csz, np.int32)
         acc = np.empty(nct * csz, np.float32)
         sblk = np.empty(ROWS * ng + ROWS, np.float32)
+        sz = np.empty(ng, np.float32)
         b = fetch_add(counter, 1)
         while b < nblk:
             r0 = b * ROWS
@@ -227,11 +228,13 @@ def _amx_rows(qflat, nw, scales, zeros, zsym, table, gs, out, nchunk, nact, bl, 
             _combine_all(nact, nct, nk, nb, nk - 1, cbuf, sblk, cf, acc)
             for i in range(nr):
                 r = r0 + i
+                for g in range(ng):  # s · z of this row's groups, for every activation row
+                    z = table[zeros[r, g]] if zeros.shape[0] else zsym
+                    sz[g] = sblk[ROWS * g + i] * z
                 for t in range(m):
                     zdot = np.float32(0)
                     for g in range(ng):
-                        z = table[zeros[r, g]] if zeros.shape[0] else zsym
-                        zdot += sblk[ROWS * g + i] * z * xsum[t, g]
+                        zdot += sz[g] * xsum[t, g]
                     ct = t // nact
                     at = csz * ct + cols * i + 4 * (t - ct * nact)
                     out[t, r] = (acc[at] + acc[at + 1]) + (acc[at + 2] + acc[at + 3]) - zdot
