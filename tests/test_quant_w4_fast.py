@@ -253,3 +253,15 @@ def test_read_words_reads_every_word():
         q = rng.integers(0, 2**32, rows * nw, dtype=np.uint64).astype(np.uint32)
         want = np.bitwise_xor.reduce(q.view(np.uint64))
         assert w4.read_words(q, nw, rows, workers) == want
+
+
+def test_amx_is_only_used_for_host_builds_with_the_tile_state(monkeypatch):
+    """A portable build (numba told to compile for another CPU) never takes the AMX path;
+    on a machine where it is taken, Linux has granted the tile state."""
+    from hetlab.kernels.quant import _amx
+
+    monkeypatch.setattr(numba.config, "CPU_NAME", "generic")
+    assert _amx._host_has_amx() is False
+    monkeypatch.undo()
+    if HAS_AMX:
+        assert _amx._request_tile_permission() is True
