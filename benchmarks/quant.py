@@ -16,8 +16,10 @@ printed in one run, not absolute times across runs (``--threads 1`` is the least
 ``--passive`` makes every call wake sleeping workers, as the figures before 2026-11-30 did).
 The last line times the flat GEMM (``gemm_q``, 16 activation rows) the same way.
 
-The numba W4 kernel runs on the fastest instruction set of this CPU (AMX tiles, else
-AVX512-VNNI, else float32 vectors; ``[path]`` in the table); the next one is timed beside it.
+The numba W4 GEMV runs on its default instruction set for this CPU (``w4_paths()``: VNNI
+where the CPU has it — AMX tiles measured no faster for one vector — else float32 vectors;
+``[path]`` in the table); the next path is timed beside it. The flat GEMM line compares the
+GEMM's paths (AMX first where present).
 "Floor" is the time to read the packed codes once on the same threads with no arithmetic
 (``read_words``): no W4 GEMV can beat it, so a target below it is beyond the machine.
 
@@ -174,17 +176,22 @@ def bench_shape(out: int, n_in: int, repeats: int, threads: int, bw: float) -> l
 
 
 def bench_gemm(out: int, n_in: int, m: int, repeats: int, threads: int) -> dict[str, float]:
-    """Flat GEMM, ``m`` activation rows: median seconds of hetlab ``gemm_q``, numpy fp32
-    ``X @ Wᵀ`` and torch's int4 kernel (if installed), each checked first."""
+    """Flat GEMM, ``m`` activation rows: median seconds of hetlab ``gemm_q`` on each of its
+    paths (keys ``hetlab [path]``, the default first), numpy fp32 ``X @ Wᵀ`` and torch's int4
+    kernel (if installed); every hetlab path is checked against the reference first."""
+    from hetlab.kernels.quant import numba as qn
+
     rng = np.random.default_rng([out, n_in, m])
     w = rng.normal(0.0, 0.02, (out, n_in)).astype(np.float32)
     X = rng.standard_normal((m, n_in)).astype(np.float32)
     qw = quant.quantize(w, bits=4, group_size=128)
     ref = reference.gemm_q(qw, X)
-    if not hl.gemm_q.spec.error(hl.gemm_q(qw, X, device="numba"), ref) <= TOLERANCE:
-        raise SystemExit(f"gemm_q {out}×{n_in} m={m}: differs from the reference")
-    fns: dict[str, Callable[[], Any]] = {"hetlab": lambda: hl.gemm_q(qw, X, device="numba"),
-                                         "numpy": lambda: X @ w.T}
+    fns: dict[str, Callable[[], Any]] = {}
+    for path in qn.w4_paths("gemm")[:2]:
+        fns[f"hetlab [{path}]"] = _on_path(path, lambda: hl.gemm_q(qw, X, device="numba"))
+        if not hl.gemm_q.spec.error(fns[f"hetlab [{path}]"](), ref) <= TOLERANCE:
+            raise SystemExit(f"gemm_q [{path}] {out}×{n_in} m={m}: differs from the reference")
+    fns["numpy"] = lambda: X @ w.T
     t = torch_int4(qw, threads)
     if t is not None:
         fns["torch"] = lambda: t[0](X)
@@ -263,11 +270,15 @@ def main(argv: list[str] | None = None) -> int:
     out, n_in = shapes[0]
     m = 4 if args.quick else 16
     g = bench_gemm(out, n_in, m, max(repeats // 5, 5), threads)
-    line = (f"\nflat GEMM gemm_q W4 g128, {m} rows × {out}×{n_in} (median ms): hetlab "
-            f"{g['hetlab'] * 1e3:.3f} ({g['hetlab'] * 1e3 / m:.3f} per row), numpy fp32 "
-            f"{g['numpy'] * 1e3:.3f} ({g['numpy'] / g['hetlab']:.2f}× hetlab's time)")
+    paths = [k for k in g if k.startswith("hetlab")]
+    h = g[paths[0]]
+    line = (f"\nflat GEMM gemm_q W4 g128, {m} rows × {out}×{n_in} (median ms): {paths[0]} "
+            f"{h * 1e3:.3f} ({h * 1e3 / m:.3f} per row)")
+    for key in paths[1:]:
+        line += f", {key} {g[key] * 1e3:.3f} ({g[key] / h:.2f}× {paths[0]}'s time)"
+    line += f", numpy fp32 {g['numpy'] * 1e3:.3f} ({g['numpy'] / h:.2f}×)"
     if "torch" in g:
-        line += f", torch int4 {g['torch'] * 1e3:.3f} ({g['torch'] / g['hetlab']:.2f}×)"
+        line += f", torch int4 {g['torch'] * 1e3:.3f} ({g['torch'] / h:.2f}×)"
     print(line)
     return 0
 

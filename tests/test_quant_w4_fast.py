@@ -228,22 +228,30 @@ def test_amx_hands_activation_outliers_to_the_vnni_kernel():
 
 
 def test_w4_path_switch():
-    """The numba W4 path can be forced (to compare instruction sets) and is checked."""
-    paths = qn.w4_paths()
-    assert paths[-1] == "float32" and paths[0] == qn.w4_path()
-    assert ("amx" in paths) == HAS_AMX and ("vnni" in paths) == HAS_VNNI
+    """The numba W4 path can be forced (to compare instruction sets) and is checked; each
+    operation has its own default order."""
+    for op in ("gemv", "gemm"):
+        paths = qn.w4_paths(op)
+        assert paths[-1] == "float32" and paths[0] == qn.w4_path(op)
+        assert ("amx" in paths) == HAS_AMX and ("vnni" in paths) == HAS_VNNI
+    if HAS_AMX:
+        assert qn.w4_path("gemm") == "amx" and qn.w4_path("gemv") == "vnni"
     qw, x = _case(20, 300, 128, True, 9)
-    want = _expected(qw, x)
+    X = np.stack([x, 2 * x])
     try:
-        for path in paths:
+        for path in qn.w4_paths():
             qn.use_w4_path(path)
-            assert qn.w4_path() == path
-            assert hl.gemv_q.spec.error(hl.gemv_q(qw, x, device="numba"), want) <= TOLERANCE
+            assert qn.w4_path("gemv") == qn.w4_path("gemm") == path
+            assert hl.gemv_q.spec.error(hl.gemv_q(qw, x, device="numba"),
+                                        _expected(qw, x)) <= TOLERANCE
+            got = hl.gemm_q(qw, X, device="numba")
+            want = reference.gemm_q(qw, np.pad(X, ((0, 0), (0, qw.padded_in - 300))))
+            assert hl.gemm_q.spec.error(got, want) <= TOLERANCE
         with pytest.raises(ValueError, match="unknown"):
             qn.use_w4_path("avx9000")
     finally:
         qn.use_w4_path(None)
-    assert qn.w4_path() == paths[0]
+    assert qn.w4_path() == qn.w4_paths()[0]
 
 
 def test_read_words_reads_every_word():

@@ -290,7 +290,7 @@ ds.hetlab.plot("achieved_gbps") + ds.hetlab.plot("roofline_fraction")
 # bytes, with the activations in 28-bit fixed point — four int8 "limbs" per value — exact
 # int32 sums); **AVX512-VNNI** (`vpdpbusd`: 64 byte products per instruction, three limbs);
 # and **float32** vectors everywhere else. All three must agree with the reference within the
-# same tolerance. `w4_paths()` lists this CPU's, fastest first; `use_w4_path` forces one.
+# same tolerance. `w4_paths()` lists this CPU's, the default first; `use_w4_path` forces one.
 # The last line is the floor: reading the packed codes once, with no arithmetic at all — no
 # GEMV of this matrix can be faster than that on these cores.
 
@@ -314,14 +314,14 @@ def median_ms(fn, calls=30):
 
 qw_case, x_case = case["qw"], case["x"]
 y_ref = hl.gemv_q(qw_case, x_case)  # the NumPy reference
-print("W4 paths on this CPU, fastest first:", w4_kernels.w4_paths())
+print("W4 GEMV paths on this CPU, the default first:", w4_kernels.w4_paths("gemv"))
 path_ms, path_err = {}, {}
 for path in w4_kernels.w4_paths():
     w4_kernels.use_w4_path(path)
     path_err[path] = hl.gemv_q.spec.error(hl.gemv_q(qw_case, x_case, device="numba"), y_ref)
     print(f"  {path:8s} error {path_err[path]:.1e} (tolerance {hl.gemv_q.spec.tolerance:g})")
     path_ms[path] = median_ms(lambda: hl.gemv_q(qw_case, x_case, device="numba"))
-w4_kernels.use_w4_path(None)  # back to the fastest
+w4_kernels.use_w4_path(None)  # back to the defaults
 words = qw_case.qweight.reshape(-1)
 path_ms["floor: read the codes"] = median_ms(
     lambda: read_words(words, qw_case.qweight.shape[1], qw_case.out_features, 2))
@@ -337,13 +337,15 @@ for name, ms in path_ms.items():
 
 # %% [markdown]
 # On this machine's Xeon (this 4096×4096 case, 2 threads, three runs, medians): AMX
-# 0.52–0.57 ms, VNNI 0.56–0.60, float32 0.70–0.76, the floor 0.27–0.29. For one vector the
-# tile unit gains little over VNNI: unpacking the codes and applying each group's scale stay
-# on the vector units, and the kernel reaches about half to two thirds of the floor; torch's
-# int4 kernel (`python benchmarks/quant.py`) reaches about half. That is also why twice
-# torch's speed is out of reach here: it would take about as long as merely reading the
-# weights. With 16 activation rows (`hl.gemm_q`), where each decoded block is reused 16
-# times, the tile unit pays off: AMX 2.3 ms, VNNI 7.0, torch 3.5.
+# 0.52–0.57 ms, VNNI 0.56–0.60, float32 0.70–0.76, the floor 0.27–0.29; other runs of
+# `python benchmarks/quant.py` put AMX at 0.88–1.16× VNNI's speed. For one vector the tile
+# unit gains nothing reliable: unpacking the codes and applying each group's scale stay on
+# the vector units while the tile unit mostly waits, so `gemv_q` keeps VNNI as its default.
+# Both reach about half to two thirds of the floor; torch's int4 kernel about half. That is
+# also why twice torch's speed is out of reach here: it would take about as long as merely
+# reading the weights. With 16 activation rows (`hl.gemm_q`), where each decoded block is
+# reused 16 times, the tile unit pays off and is the default: AMX 1.9–2.3 ms, VNNI 7.0,
+# torch's int4 kernel 3.5–3.8.
 #
 # **On a GPU** (one run on an NVIDIA H200, recorded 2026-11-30 — figures from that run, not
 # from this machine: `benchmarks/results/h200-2026-11-30.md`). A 4096×4096 GEMV is a few

@@ -13,8 +13,7 @@ The W4 kernels use it this way (:mod:`._numba_w4_amx`):
 - ``A``: 16 output rows × 64 code bytes — the low nibbles of a row's 16 words of one
   128-weight block (codes 0, 2, 4, 6 of each word) in one tile, the high nibbles in another.
   :func:`decode_row` unpacks one row with three vector operations and two 64-byte stores;
-  the codes are read straight from the canonical packing (no repacked copy of the weights;
-  a copy repacked so that the 16 rows' words of a block are adjacent measured no faster).
+  the codes are read straight from the canonical packing (no repacked copy of the weights).
 - ``B``: the activations of that block in 28-bit fixed point, split exactly into four signed
   int8 *limbs* (weights 2^21, 2^14, 2^7, 1), one column per limb and activation row — four
   columns for a GEMV, up to sixteen (four activation rows) for a flat GEMM.
@@ -26,9 +25,18 @@ The W4 kernels use it this way (:mod:`._numba_w4_amx`):
 The group scale differs per output row and group, so C is stored and combined after every
 128-weight block: per 2,048 weights one tile store and 4–16 vector multiply-adds, against 96
 ``vpdpbusd`` (three limbs) on the VNNI path. Measured on this machine (4096×4096 W4 g128,
-one core): tile work alone 0.24 ms, unpacking (memory-bound) 0.50 ms, both together 0.61 ms
-once the kernel decodes block k+1 before the tile work of block k and combines block k−1
-after it; the VNNI kernel 0.80–0.86 ms.
+one core, 2026-11-30): tile work alone 0.24 ms, unpacking (memory-bound) 0.50 ms, both
+together 0.61 ms once the kernel decodes block k+1 before the tile work of block k and
+combines block k−1 after it (without that pipeline 0.73 ms). The VNNI kernel took 0.80–0.86
+ms in those runs but 0.66–0.74 ms in later ones, where the two came out even (0.88–1.16× in
+``benchmarks/quant.py``): for one vector the tile unit mostly waits on the unpacking and the
+per-group combine, so the GEMV keeps VNNI by default. With many activation rows each
+decoded block feeds up to four activation rows per C tile and the unit pays off: the flat
+GEMM of 16 rows takes a third of VNNI's time. Tried and dropped: 32 output rows per step
+(two A-tile pairs sharing the B tiles: slower), reading the packed bytes straight into A
+with the high nibbles split off by the activations' side (``x_odd − 16·x_even``: no faster,
+and less precise), a copy of the weights repacked so that a block's 16 rows are adjacent (no
+faster).
 
 Using AMX from Linux
 --------------------

@@ -20,9 +20,8 @@ m)`` with ``m`` the block's max |x|, split exactly into four int8 limbs (:func:`
 than 16 significant bits; then the whole call runs the VNNI kernel
 (:func:`._numba_w4.gemv4_vnni`, which computes such blocks in float32).
 
-Measured (``benchmarks/quant.py``; this machine's second vCPU is often busy, so compare
-within one run): see that benchmark and :mod:`._amx` for the figures and the variants
-tried.
+Which operation uses them by default, and why: :func:`hetlab.kernels.quant.numba.w4_paths`;
+figures and the variants tried: :mod:`._amx` and ``benchmarks/quant.py``.
 """
 
 from __future__ import annotations

@@ -33,9 +33,9 @@ def gemv_q(qw: QuantizedMatrix, x: Any, *, device: Device = None,
     the dot products run; the weights are never expanded to a float matrix.
     Accumulation is float32 (see :mod:`hetlab.kernels.quant.spec` for the tolerance); on
     AVX512-VNNI CPUs the numba W4 kernel (group size a multiple of 128) multiplies the codes
-    with a 22-bit fixed-point copy of ``x`` in exact integer arithmetic instead, and on AMX
-    CPUs with a 28-bit one on the tile unit — same tolerance, documented in the spec
-    (``hetlab.kernels.quant.numba.w4_paths()`` lists this CPU's paths).
+    with a 22-bit fixed-point copy of ``x`` in exact integer arithmetic instead — same
+    tolerance, documented in the spec (``hetlab.kernels.quant.numba.w4_paths()`` lists this
+    CPU's paths; on AMX CPUs ``gemm_q`` runs on the tile unit).
 
     Parameters
     ----------

@@ -26,9 +26,9 @@ which otherwise turns the contiguous loads into gathers (measured: 8× slower).
 W4 with a group size that is a multiple of 128 (the common W4 g128) takes the faster
 kernels of :mod:`._numba_w4` instead: explicit 16-lane vector code, and on AVX512-VNNI CPUs
 integer dot products with the activations in 22-bit fixed point (accuracy and measurements
-there); on CPUs with AMX (Sapphire Rapids and later) the tile kernels of
-:mod:`._numba_w4_amx` (28-bit fixed point, exact int32 tile dot products). The kernels below
-serve every other format.
+there); on CPUs with AMX (Sapphire Rapids and later) the flat GEMM takes the tile kernels of
+:mod:`._numba_w4_amx` (28-bit fixed point, exact int32 tile dot products; :func:`w4_paths`
+says which path each operation takes and why). The kernels below serve every other format.
 """
 
 from __future__ import annotations
@@ -232,27 +232,32 @@ def _w4_fast(qw: QuantizedMatrix) -> bool:
     return qw.bits == 4 and qw.group_size % 128 == 0
 
 
-#: the W4 fast paths, fastest first: AMX tiles, AVX512-VNNI integer dots, float32 vectors
+#: the W4 fast paths: AMX tiles, AVX512-VNNI integer dots, float32 vectors
 W4_PATHS = ("amx", "vnni", "float32")
+#: each operation's paths in the order measured fastest on an AMX machine (this one): the flat
+#: GEMM reuses each decoded tile for every activation row (AMX 1.9–2.3 ms for 16 rows ×
+#: 4096×4096 against 7.0 on VNNI), while for one vector the tile unit measured no faster than
+#: VNNI (0.88–1.16× in ``benchmarks/quant.py`` runs of 2026-11-30: unpacking the codes and
+#: applying each group's scale stay on the vector units, and the tile unit mostly idles)
+_W4_ORDER = {"gemv": ("vnni", "amx", "float32"), "gemm": ("amx", "vnni", "float32")}
 _W4_AVAILABLE = {"amx": HAS_AMX, "vnni": HAS_VNNI, "float32": True}
-_W4_KERNELS = {"amx": (_w4amx.gemv4_amx, _w4amx.gemm4_amx),
-               "vnni": (_w4.gemv4_vnni, _w4.gemm4_vnni),
-               "float32": (_w4.gemv4, _w4.gemm4)}
+_W4_KERNELS = {"gemv": {"amx": _w4amx.gemv4_amx, "vnni": _w4.gemv4_vnni, "float32": _w4.gemv4},
+               "gemm": {"amx": _w4amx.gemm4_amx, "vnni": _w4.gemm4_vnni, "float32": _w4.gemm4}}
 _w4_forced: str | None = None
 
 
-def w4_paths() -> list[str]:
-    """The W4 fast paths this CPU runs, fastest first (a subset of :data:`W4_PATHS`)."""
-    return [p for p in W4_PATHS if _W4_AVAILABLE[p]]
+def w4_paths(op: str = "gemv") -> list[str]:
+    """The W4 fast paths this CPU runs for ``op`` ("gemv" or "gemm"), the default first."""
+    return [p for p in _W4_ORDER[op] if _W4_AVAILABLE[p]]
 
 
-def w4_path() -> str:
-    """The path the numba W4 kernels take now: the forced one, else the fastest available."""
-    return _w4_forced or w4_paths()[0]
+def w4_path(op: str = "gemv") -> str:
+    """The path the numba W4 ``op`` takes now: the forced one, else its default."""
+    return _w4_forced or w4_paths(op)[0]
 
 
 def use_w4_path(path: str | None) -> None:
-    """Force the numba W4 GEMV/GEMM onto one path (``None``: the fastest again), e.g. to
+    """Force the numba W4 GEMV and GEMM onto one path (``None``: the defaults again), e.g. to
     compare AMX with VNNI on one machine. Raises ValueError for a path this CPU lacks."""
     global _w4_forced
     if path is not None and path not in w4_paths():
@@ -272,7 +277,7 @@ def gemv_q(qw: QuantizedMatrix, x: np.ndarray) -> np.ndarray:
     gs = qw.group_size
     if _w4_fast(qw):
         out = np.empty(qw.out_features, dtype=np.float32)
-        kernel = _W4_KERNELS[w4_path()][0]
+        kernel = _W4_KERNELS["gemv"][w4_path("gemv")]
         return kernel(*head, x, _F16, gs, out, _chunks(qw.out_features))
     xsum = x.reshape(-1, gs).sum(axis=1, dtype=np.float32)
     out = np.empty(qw.out_features, dtype=np.float32)
@@ -286,7 +291,7 @@ def gemm_q(qw: QuantizedMatrix, X: np.ndarray) -> np.ndarray:
     m = X.shape[0]
     if _w4_fast(qw):
         out = np.empty((m, qw.out_features), dtype=np.float32)
-        kernel = _W4_KERNELS[w4_path()][1]
+        kernel = _W4_KERNELS["gemm"][w4_path("gemm")]
         return kernel(*head, X, _F16, gs, out, _chunks(qw.out_features))
     xsum = X.reshape(m, -1, gs).sum(axis=2, dtype=np.float32)
     out = np.empty((m, qw.out_features), dtype=np.float32)
