@@ -184,14 +184,22 @@ def prepare_limbs(x, xl, xf, ok):  # pragma: no cover - compiled
     blocks with outliers (``m > OUTLIER_RATIO · mean |x|``), which the kernel computes in
     float32 instead.
     """
+    bits = x.view(np.int32)
+    top = np.empty(1, np.int32)
+    top_f = top.view(np.float32)
+    fixed = np.empty(128, np.int32)
+    limbs = np.empty((3, 128), np.int8)
     for k in range(xf.shape[0]):
         b = 128 * k
-        m = np.float32(0)
+        # max |x| as the largest sign-less bit pattern: an integer max vectorizes, a float
+        # max loop did not (this function took 12.5 µs for 4096 activations, now ~4)
+        mi = np.int32(0)
         s1 = np.float32(0)
         for i in range(128):
-            v = abs(x[b + i])
-            m = max(m, v)
-            s1 += v
+            mi = max(mi, bits[b + i] & 0x7FFFFFFF)
+            s1 += abs(x[b + i])
+        top[0] = mi
+        m = top_f[0]
         ok[k] = m <= OUTLIER_RATIO * s1 / 128
         if m == 0:
             xf[k] = 0
@@ -203,14 +211,20 @@ def prepare_limbs(x, xl, xf, ok):  # pragma: no cover - compiled
         u = np.float32(_FIX) / m
         xf[k] = m / np.float32(_FIX)
         for i in range(128):
-            n = np.int32(np.rint(x[b + i] * u))
+            fixed[i] = np.int32(np.rint(x[b + i] * u))
+        for i in range(128):
+            n = fixed[i]
             l0 = (n + 8192) >> 14
             r = n - (l0 << 14)
             l1 = (r + 64) >> 7
-            at = 384 * k + 64 * (i & 1) + (i >> 1)
-            xl[at] = l0
-            xl[at + 128] = l1
-            xl[at + 256] = r - (l1 << 7)
+            limbs[0, i] = l0
+            limbs[1, i] = l1
+            limbs[2, i] = r - (l1 << 7)
+        for limb in range(3):  # even activations, then odd ones
+            at = 384 * k + 128 * limb
+            for i in range(64):
+                xl[at + i] = limbs[limb, 2 * i]
+                xl[at + 64 + i] = limbs[limb, 2 * i + 1]
 
 
 @numba.njit(**_OPTS)
