@@ -338,14 +338,14 @@ for name, ms in path_ms.items():
 # %% [markdown]
 # On this machine's Xeon (this 4096×4096 case, 2 threads, three runs, medians): AMX
 # 0.52–0.57 ms, VNNI 0.56–0.60, float32 0.70–0.76, the floor 0.27–0.29; other runs of
-# `python benchmarks/quant.py` put AMX at 0.88–1.16× VNNI's speed. For one vector the tile
+# `python benchmarks/quant.py` put AMX at 0.87–1.16× VNNI's speed. For one vector the tile
 # unit gains nothing reliable: unpacking the codes and applying each group's scale stay on
 # the vector units while the tile unit mostly waits, so `gemv_q` keeps VNNI as its default.
 # Both reach about half to two thirds of the floor; torch's int4 kernel about half. That is
 # also why twice torch's speed is out of reach here: it would take about as long as merely
 # reading the weights. With 16 activation rows (`hl.gemm_q`), where each decoded block is
-# reused 16 times, the tile unit pays off and is the default: AMX 1.9–2.3 ms, VNNI 7.0,
-# torch's int4 kernel 3.5–3.8.
+# reused 16 times, the tile unit pays off and is the default: AMX 1.7–2.4 ms, VNNI 5.5–7.3,
+# torch's int4 kernel 3.3–3.8 (2 threads, 2026-11-30).
 #
 # **On a GPU** (one run on an NVIDIA H200, recorded 2026-11-30 — figures from that run, not
 # from this machine: `benchmarks/results/h200-2026-11-30.md`). A 4096×4096 GEMV is a few

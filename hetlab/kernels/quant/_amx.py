@@ -28,7 +28,7 @@ The group scale differs per output row and group, so C is stored and combined af
 one core, 2026-11-30): tile work alone 0.24 ms, unpacking (memory-bound) 0.50 ms, both
 together 0.61 ms once the kernel decodes block k+1 before the tile work of block k and
 combines block k−1 after it (without that pipeline 0.73 ms). The VNNI kernel took 0.80–0.86
-ms in those runs but 0.66–0.74 ms in later ones, where the two came out even (0.88–1.16× in
+ms in those runs but 0.66–0.74 ms in later ones, where the two came out even (0.87–1.16× in
 ``benchmarks/quant.py``): for one vector the tile unit mostly waits on the unpacking and the
 per-group combine, so the GEMV keeps VNNI by default. With many activation rows each
 decoded block feeds up to four activation rows per C tile and the unit pays off: the flat
