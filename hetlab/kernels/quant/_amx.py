@@ -25,18 +25,18 @@ The W4 kernels use it this way (:mod:`._numba_w4_amx`):
 The group scale differs per output row and group, so C is stored and combined after every
 128-weight block: per 2,048 weights one tile store and 4–16 vector multiply-adds, against 96
 ``vpdpbusd`` (three limbs) on the VNNI path. Measured on this machine (4096×4096 W4 g128,
-one core, 2026-11-30): tile work alone 0.24 ms, unpacking (memory-bound) 0.50 ms, both
-together 0.61 ms once the kernel decodes block k+1 before the tile work of block k and
-combines block k−1 after it (without that pipeline 0.73 ms). The VNNI kernel took 0.80–0.86
-ms in those runs but 0.66–0.74 ms in later ones, where the two came out even (0.87–1.16× in
-``benchmarks/quant.py``): for one vector the tile unit mostly waits on the unpacking and the
-per-group combine, so the GEMV keeps VNNI by default. With many activation rows each
-decoded block feeds up to four activation rows per C tile and the unit pays off: the flat
-GEMM of 16 rows takes a third of VNNI's time. Tried and dropped: 32 output rows per step
-(two A-tile pairs sharing the B tiles: slower), reading the packed bytes straight into A
-with the high nibbles split off by the activations' side (``x_odd − 16·x_even``: no faster,
-and less precise), a copy of the weights repacked so that a block's 16 rows are adjacent (no
-faster).
+one core, 2026-11-30): tile work alone 0.24 ms, unpacking (memory-bound) 0.50 ms, the
+combine alone 0.15 ms; all three in sequence 0.73 ms, and 0.61 ms once the kernel decodes
+block k+1 before the tile work of block k and combines block k−1 after it. The VNNI kernel
+took 0.80–0.86 ms in those runs but 0.66–0.74 ms in later ones, where the two came out even
+(0.87–1.16× in ``benchmarks/quant.py``): for one vector the tile unit mostly waits on the
+unpacking and the per-group combine, so the GEMV keeps VNNI by default. With many activation
+rows each decoded block feeds up to four activation rows per C tile and the unit pays off:
+the flat GEMM of 16 rows takes a third of VNNI's time. Tried and dropped: 32 output rows per
+step (two A-tile pairs sharing the B tiles: slower), reading the packed bytes straight into
+A with the high nibbles split off by the activations' side (``x_odd − 16·x_even``: no
+faster, and less precise), a copy of the weights repacked so that a block's 16 rows are
+adjacent (no faster).
 
 Using AMX from Linux
 --------------------
