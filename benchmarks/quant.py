@@ -14,7 +14,8 @@ threads stay awake between calls, as in a decode loop), the libraries' blocks in
 that they share the same background load; this machine is shared, so compare the ratios
 printed in one run, not absolute times across runs (``--threads 1`` is the least disturbed;
 ``--passive`` makes every call wake sleeping workers, as the figures before 2026-11-30 did).
-The last line times the flat GEMM (``gemm_q``, 16 activation rows) the same way.
+The last line times the flat GEMM (``gemm_q``, 16 activation rows; ``--gemm-rows 16,64``
+for more lines) the same way.
 
 The numba W4 GEMV runs on its default instruction set for this CPU (``w4_paths()``: VNNI
 where the CPU has it — AMX tiles measured no faster for one vector — else float32 vectors;
@@ -203,6 +204,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="small shapes, few repeats")
     ap.add_argument("--repeats", type=int, default=None)
     ap.add_argument("--threads", type=int, default=None, help="default: all numba threads")
+    ap.add_argument("--gemm-rows", type=lambda v: [int(r) for r in v.split(",")],
+                    default=None, help="activation rows of the flat-GEMM lines, e.g. 16,64 "
+                    "(default 16; 4 with --quick)")
     ap.add_argument("--passive", action="store_true",
                     help="OMP_WAIT_POLICY=PASSIVE: every call wakes sleeping workers")
     args = ap.parse_args(argv)
@@ -268,18 +272,19 @@ def main(argv: list[str] | None = None) -> int:
                      f"= {need * 1e3:.3f} ms ({verdict})")
         print(line)
     out, n_in = shapes[0]
-    m = 4 if args.quick else 16
-    g = bench_gemm(out, n_in, m, max(repeats // 5, 5), threads)
-    paths = [k for k in g if k.startswith("hetlab")]
-    h = g[paths[0]]
-    line = (f"\nflat GEMM gemm_q W4 g128, {m} rows × {out}×{n_in} (median ms): {paths[0]} "
-            f"{h * 1e3:.3f} ({h * 1e3 / m:.3f} per row)")
-    for key in paths[1:]:
-        line += f", {key} {g[key] * 1e3:.3f} ({g[key] / h:.2f}× {paths[0]}'s time)"
-    line += f", numpy fp32 {g['numpy'] * 1e3:.3f} ({g['numpy'] / h:.2f}×)"
-    if "torch" in g:
-        line += f", torch int4 {g['torch'] * 1e3:.3f} ({g['torch'] / h:.2f}×)"
-    print(line)
+    print()
+    for m in args.gemm_rows or ([4] if args.quick else [16]):
+        g = bench_gemm(out, n_in, m, max(repeats // 5, 5), threads)
+        paths = [k for k in g if k.startswith("hetlab")]
+        h = g[paths[0]]
+        line = (f"flat GEMM gemm_q W4 g128, {m} rows × {out}×{n_in} (median ms): {paths[0]} "
+                f"{h * 1e3:.3f} ({h * 1e3 / m:.3f} per row)")
+        for key in paths[1:]:
+            line += f", {key} {g[key] * 1e3:.3f} ({g[key] / h:.2f}× {paths[0]}'s time)"
+        line += f", numpy fp32 {g['numpy'] * 1e3:.3f} ({g['numpy'] / h:.2f}×)"
+        if "torch" in g:
+            line += f", torch int4 {g['torch'] * 1e3:.3f} ({g['torch'] / h:.2f}×)"
+        print(line)
     return 0
 
 

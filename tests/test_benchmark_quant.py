@@ -14,7 +14,7 @@ def test_quant_benchmark_quick_runs():
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "quant.py"), "--quick", "--repeats", "2",
-         "--threads", "1"],
+         "--threads", "1", "--gemm-rows", "2,4"],
         capture_output=True, text=True, env=env, timeout=300, check=True,
     ).stdout
     assert "STREAM triad" in out
@@ -23,4 +23,4 @@ def test_quant_benchmark_quick_runs():
     assert "W4A8 vs W4A16" in out
     assert "vs numpy fp32" in out and "of triad" in out
     assert ("vs torch int4" in out) or ("skipped (torch not installed)" in out)
-    assert "flat GEMM gemm_q W4 g128, 4 rows" in out
+    assert "flat GEMM gemm_q W4 g128, 2 rows" in out and "flat GEMM gemm_q W4 g128, 4 rows" in out
