@@ -338,7 +338,7 @@ for name, ms in path_ms.items():
 # %% [markdown]
 # On this machine's Xeon (this 4096×4096 case, 2 threads, three runs, medians): AMX
 # 0.52–0.57 ms, VNNI 0.56–0.60, float32 0.70–0.76, the floor 0.27–0.29; other runs of
-# `python benchmarks/quant.py` put AMX at 0.87–1.16× VNNI's speed. For one vector the tile
+# `python benchmarks/quant.py` put AMX at 0.83–1.16× VNNI's speed. For one vector the tile
 # unit gains nothing reliable: unpacking the codes and applying each group's scale stay on
 # the vector units while the tile unit mostly waits, so `gemv_q` keeps VNNI as its default.
 # Both reach about half to two thirds of the floor; torch's int4 kernel about half. That is

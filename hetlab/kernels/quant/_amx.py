@@ -29,7 +29,7 @@ one core, 2026-11-30): tile work alone 0.24 ms, unpacking (memory-bound) 0.50 ms
 combine alone 0.15 ms; all three in sequence 0.73 ms, and 0.61 ms once the kernel decodes
 block k+1 before the tile work of block k and combines block k−1 after it. The VNNI kernel
 took 0.80–0.86 ms in those runs but 0.66–0.74 ms in later ones, where the two came out even
-(0.87–1.16× in ``benchmarks/quant.py``): for one vector the tile unit mostly waits on the
+(0.83–1.16× in ``benchmarks/quant.py``): for one vector the tile unit mostly waits on the
 unpacking and the per-group combine, so the GEMV keeps VNNI by default. With many activation
 rows each decoded block feeds up to four activation rows per C tile and the unit pays off:
 the flat GEMM of 16 rows takes a third of VNNI's time. Tried and dropped: 32 output rows per

@@ -237,7 +237,7 @@ W4_PATHS = ("amx", "vnni", "float32")
 #: each operation's paths in the order measured fastest on an AMX machine (this one): the flat
 #: GEMM reuses each decoded tile for every activation row (AMX 1.7–2.4 ms for 16 rows ×
 #: 4096×4096 against 5.5–7.3 on VNNI), while for one vector the tile unit measured no faster than
-#: VNNI (0.87–1.16× in ``benchmarks/quant.py`` runs of 2026-11-30: unpacking the codes and
+#: VNNI (0.83–1.16× in ``benchmarks/quant.py`` runs of 2026-11-30: unpacking the codes and
 #: applying each group's scale stay on the vector units, and the tile unit mostly idles)
 _W4_ORDER = {"gemv": ("vnni", "amx", "float32"), "gemm": ("amx", "vnni", "float32")}
 _W4_AVAILABLE = {"amx": HAS_AMX, "vnni": HAS_VNNI, "float32": True}
