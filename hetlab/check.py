@@ -17,7 +17,7 @@ import numpy as np
 from .core.registry import get_backend, get_impl, get_kernel
 from .errors import HetlabError, InvalidInputError
 
-__all__ = ["check", "CheckReport"]
+__all__ = ["check", "CheckReport", "median_time"]
 
 
 @dataclass
@@ -53,7 +53,9 @@ class CheckReport:
         p.text(str(self))
 
 
-def _median_time(fn: Callable[[], Any], repeats: int) -> tuple[Any, float]:
+def median_time(fn: Callable[[], Any], repeats: int) -> tuple[Any, float]:
+    """(last result, median seconds) of ``repeats`` calls of ``fn`` (wall clock, no warm-up:
+    call it once first if its first call compiles)."""
     out, times = None, []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -95,7 +97,7 @@ def check(fn: Callable[..., Any], kernel: Any, *, sizes: Sequence[int] = (1, 2, 
         expected = spec.reference(**validated)
         row: dict[str, Any] = {"size": int(size)}
         try:
-            got, row["yours_s"] = _median_time(lambda c=case: fn(**c), repeats)
+            got, row["yours_s"] = median_time(lambda c=case: fn(**c), repeats)
             err, ok = spec.verified(_to_host(got), expected)
             row["passed"], row["detail"] = ok, f"error {err:.3g}" if not ok else "equal"
         except Exception as exc:  # the student's bug is the report, not a crash
@@ -105,7 +107,7 @@ def check(fn: Callable[..., Any], kernel: Any, *, sizes: Sequence[int] = (1, 2, 
             try:
                 impl = get_impl(spec.name, b)
                 impl(**validated)  # warm-up (JIT)
-                row[f"{b}_s"] = _median_time(lambda i=impl, v=validated: i(**v), repeats)[1]
+                row[f"{b}_s"] = median_time(lambda i=impl, v=validated: i(**v), repeats)[1]
             except HetlabError:
                 row[f"{b}_s"] = float("nan")
         report.rows.append(row)

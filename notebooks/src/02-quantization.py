@@ -296,20 +296,14 @@ ds.hetlab.plot("achieved_gbps") + ds.hetlab.plot("roofline_fraction")
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-import time
-
+from hetlab.check import median_time
 from hetlab.kernels.quant import numba as w4_kernels
 from hetlab.kernels.quant._numba_w4 import read_words
 
 
 def median_ms(fn, calls=30):
-    fn()
-    times = []
-    for _ in range(calls):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return 1e3 * float(np.median(times))
+    fn()  # the first call may compile or load from numba's cache
+    return 1e3 * median_time(fn, calls)[1]
 
 
 qw_case, x_case = case["qw"], case["x"]

@@ -252,9 +252,13 @@ def w4_paths(op: str = "gemv") -> list[str]:
     return [p for p in _W4_ORDER[op] if _W4_AVAILABLE[p]]
 
 
+#: each operation's default path on this CPU (fixed at import: read on every call)
+_W4_DEFAULT = {op: w4_paths(op)[0] for op in _W4_ORDER}
+
+
 def w4_path(op: str = "gemv") -> str:
     """The path the numba W4 ``op`` takes now: the forced one, else its default."""
-    return _w4_forced or w4_paths(op)[0]
+    return _w4_forced or _W4_DEFAULT[op]
 
 
 def use_w4_path(path: str | None) -> None:
