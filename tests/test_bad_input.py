@@ -39,8 +39,13 @@ CASES = [
     (lambda: hl.fps_knn(P, 11, 2), "n_samples must be an int"),
     (lambda: hl.fps_knn(P, 2, 11), "k must be an int"),
     (lambda: hl.voxel_downsample(P, -0.1), "voxel_size must be a finite number > 0"),
-    (lambda: hl.voxel_downsample(P * 1e20, 1e-300), "voxel_size must keep voxel coordinates"),
+    (lambda: hl.voxel_downsample(P * 1e15, 1e-300), "voxel_size must keep voxel coordinates"),
     (lambda: hl.voxel_downsample(NAN, 0.1), "points must be finite"),
+    # values whose squares (or whose cast to the points' dtype) would overflow
+    (lambda: hl.fps(P * 1e20, 2), r"points must have \|coordinates\| < 5.33e\+18"),
+    (lambda: hl.knn(P.astype(np.float64) * 1e200, P, 1), r"points must have \|coordinates\|"),
+    (lambda: hl.knn(P, P.astype(np.float64) * 1e300, 1), r"queries \(cast to the points'"),
+    (lambda: hl.ball_query(P, P, 1e30, 2), r"radius must be < 1.84e\+19"),
 ]
 
 

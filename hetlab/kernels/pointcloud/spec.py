@@ -42,17 +42,42 @@ def _itemsize(a: Any) -> int:
     return int(a.dtype.itemsize)
 
 
-def _same_dtype(points: Any, other: Any) -> Any:
-    """Return ``other`` contiguous in the dtype of ``points``."""
+def _points(kernel: str, name: str, a: Any, *, allow_empty: bool = False) -> Any:
+    """:func:`check_points`, plus coordinates small enough for squared distances to be finite.
+
+    A squared distance sums three squared differences of up to twice the largest coordinate,
+    so ``|coordinate|`` must stay below ``sqrt(max / 12)`` of the dtype (~5.3e18 for float32,
+    ~3.9e153 for float64); beyond that distances overflow to inf and comparisons break.
+    """
+    pts = check_points(kernel, name, a, allow_empty=allow_empty)
+    if pts.size:
+        xp = array_module(pts)
+        limit = float(np.sqrt(np.finfo(pts.dtype).max / 12.0))
+        biggest = float(xp.abs(pts).max())
+        if biggest >= limit:
+            raise InvalidInputError(
+                f"{kernel}: {name} must have |coordinates| < {limit:.3g} for {pts.dtype} so "
+                f"squared distances stay finite; got {biggest:.3g}. Rescale the cloud "
+                f"(e.g. {name} / {name}.max()) or use float64."
+            )
+    return pts
+
+
+def _same_dtype(kernel: str, name: str, points: Any, other: Any) -> Any:
+    """Return ``other`` contiguous in the dtype of ``points``, refusing values the cast would
+    turn into inf (a float64 query of 1e300 against float32 points)."""
     xp = array_module(points)
-    return xp.ascontiguousarray(other.astype(points.dtype, copy=False))
+    cast = xp.ascontiguousarray(other.astype(points.dtype, copy=False))
+    if cast.dtype != other.dtype:
+        _points(kernel, f"{name} (cast to the points' {points.dtype})", cast, allow_empty=True)
+    return cast
 
 
 # --- fps ---------------------------------------------------------------------------------
 
 
 def _validate_fps(points: Any, n_samples: Any, start: Any = 0) -> dict[str, Any]:
-    pts = check_points("fps", "points", points)
+    pts = _points("fps", "points", points)
     n = pts.shape[0]
     return {
         "points": pts,
@@ -86,11 +111,11 @@ FPS = KernelSpec(
 
 
 def _validate_knn(points: Any, queries: Any, k: Any) -> dict[str, Any]:
-    pts = check_points("knn", "points", points)
-    q = check_points("knn", "queries", queries, allow_empty=True)
+    pts = _points("knn", "points", points)
+    q = _points("knn", "queries", queries, allow_empty=True)
     return {
         "points": pts,
-        "queries": _same_dtype(pts, q),
+        "queries": _same_dtype("knn", "queries", pts, q),
         "k": check_int("knn", "k", k, 1, pts.shape[0]),
     }
 
@@ -125,12 +150,18 @@ KNN = KernelSpec(
 
 
 def _validate_ball_query(points: Any, centers: Any, radius: Any, k: Any) -> dict[str, Any]:
-    pts = check_points("ball_query", "points", points)
-    c = check_points("ball_query", "centers", centers, allow_empty=True)
-    r = pts.dtype.type(check_positive("ball_query", "radius", radius))
+    pts = _points("ball_query", "points", points)
+    c = _points("ball_query", "centers", centers, allow_empty=True)
+    radius = check_positive("ball_query", "radius", radius)
+    r = pts.dtype.type(radius) if radius < np.sqrt(np.finfo(pts.dtype).max) else np.inf
+    if not np.isfinite(r * r):
+        raise InvalidInputError(
+            f"ball_query: radius must be < {np.sqrt(np.finfo(pts.dtype).max):.3g} for "
+            f"{pts.dtype} points (its square must be finite); got {radius:g}."
+        )
     return {
         "points": pts,
-        "centers": _same_dtype(pts, c),
+        "centers": _same_dtype("ball_query", "centers", pts, c),
         "radius2": r * r,
         "k": check_int("ball_query", "k", k, 1, pts.shape[0]),
     }
@@ -165,7 +196,7 @@ BALL_QUERY = KernelSpec(
 
 
 def _validate_fps_knn(points: Any, n_samples: Any, k: Any, start: Any = 0) -> dict[str, Any]:
-    pts = check_points("fps_knn", "points", points)
+    pts = _points("fps_knn", "points", points)
     n = pts.shape[0]
     return {
         "points": pts,
@@ -207,7 +238,7 @@ _MAX_VOXEL_COORD = 2.0**52
 
 
 def _validate_voxel(points: Any, voxel_size: Any) -> dict[str, Any]:
-    pts = check_points("voxel_downsample", "points", points)
+    pts = _points("voxel_downsample", "points", points)
     vs = check_positive("voxel_downsample", "voxel_size", voxel_size)
     xp = array_module(pts)
     span = float(xp.abs(pts).max()) / vs
