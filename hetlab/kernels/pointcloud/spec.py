@@ -58,7 +58,8 @@ def _points(kernel: str, name: str, a: Any, *, allow_empty: bool = False) -> Any
             raise InvalidInputError(
                 f"{kernel}: {name} must have |coordinates| < {limit:.3g} for {pts.dtype} so "
                 f"squared distances stay finite; got {biggest:.3g}. Rescale the cloud "
-                f"(e.g. {name} / {name}.max()) or use float64."
+                f"(e.g. {name} / {name}.max())"
+                + (" or pass float64 points." if pts.dtype == np.float32 else ".")
             )
     return pts
 
