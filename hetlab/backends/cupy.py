@@ -6,7 +6,10 @@ import functools
 import importlib.util
 from typing import Any
 
+from ..log import get_logger
 from .base import Backend
+
+_log = get_logger(__name__)
 
 __all__ = ["CupyBackend"]
 
@@ -47,6 +50,8 @@ def _numba_cuda_numpy_compat() -> None:
 
     if not hasattr(np, "row_stack") and importlib.util.find_spec("numba_cuda") is not None:
         setattr(np, "row_stack", np.vstack)  # noqa: B010 (the alias NumPy 2.5 removed)
+        _log.info("cupy: restored numpy.row_stack (an alias of vstack) for numba-cuda, which "
+                  "predates NumPy %s's removal of it", np.__version__)
 
 
 class CupyBackend(Backend):
