@@ -1,16 +1,18 @@
 """Checks every overlay shares: overlay.toml agrees with its HLS source (interface pragmas,
-loop labels), with the Vitis HLS register layout and with its build scripts, fits each board,
-and gives a source for every figure; every overlay's HLS testbench builds and passes with the
-host compiler. (fps-specific checks: test_fpga_manifest.py.)"""
+loop labels), with the Vitis HLS register layout and with the build it generates
+(hetlab.fpga.buildgen feeding overlays/_build), fits each board, and gives a source for every
+figure; every overlay's HLS testbench builds and passes with the host compiler. (fps-specific
+checks: test_fpga_manifest.py; the generator itself: test_fpga_buildgen.py.)"""
 
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 
 import pytest
 
-from hetlab.fpga import csim, load_manifest
+from hetlab.fpga import buildgen, csim, load_manifest
 
 OVERLAYS = ["fps", "gemv_q", "spmv"]
 
@@ -67,30 +69,101 @@ def test_loop_labels_exist_in_the_source(m):
             assert int(re.search(r"PIPELINE II = (\d+)", after)[1]) == lp["ii"], lp["name"]
 
 
+def _tcl_values(text: str) -> dict[str, object]:
+    """``set x v`` / ``set x {a b}`` -> str / list; ``array set x {k v ...}`` -> dict."""
+    out: dict[str, object] = {}
+    for line in text.splitlines():
+        if mt := re.fullmatch(r"array set (\w+) \{(.*)\}", line):
+            words = mt[2].split()
+            out[mt[1]] = dict(zip(words[::2], words[1::2], strict=True))
+        elif mt := re.fullmatch(r"set (\w+) \{(.*)\}", line):
+            out[mt[1]] = mt[2].split()
+        elif mt := re.fullmatch(r"set (\w+) (\S+)", line):
+            out[mt[1]] = mt[2]
+    return out
+
+
 @pytest.mark.parametrize("board", ["pynq-z2", "kv260"])
-def test_makefile_and_tcl_agree_with_the_manifest(m, board):
-    build = m.root / "build"
-    mk, viv, tcl = ((build / f).read_text() for f in ("Makefile", "vivado.tcl", "hls.tcl"))
+def test_generated_build_parameters_are_the_manifest_values(m, board, tmp_path):
+    buildgen.write(m.root, tmp_path)
+    mk = (tmp_path / "overlay.mk").read_text()
+    tcl = _tcl_values((tmp_path / "overlay.tcl").read_text())
     b, ov = m.board(board), m.data["overlay"]
-    assert f"PART_{board} := {b['part']}" in mk
-    assert f"BOARD_PART_{board} := {b['board_part']}" in mk
-    assert float(re.search(r"CLOCK_PERIOD_NS := ([\d.]+)", mk)[1]) == pytest.approx(
-        1e3 / b["clock_mhz"])
-    assert float(re.search(r"set pl_clock_mhz (\d+)", viv)[1]) == b["clock_mhz"]
-    assert f"create_bd_cell -type ip -vlnv {ov['vlnv']} {ov['ip_instance']}" in viv
-    assert b["bitstream"] == f"build/out/{board}/{m.name}.bit"
-    assert f"$outdir/{m.name}.bit" in viv and f"TOP := {m.name}" in mk
-    ports = re.search(r"foreach port \{([^}]*)\}", viv)[1].split()
-    assert ports == [f"m_axi_{a['bundle']}" for a in m.args if a["kind"] == "pointer"]
+    assert tcl["part"][board] == b["part"] and tcl["board_part"][board] == b["board_part"]
+    assert float(tcl["clock_mhz"][board]) == b["clock_mhz"]
+    assert float(tcl["clock_period_ns"][board]) == pytest.approx(1e3 / b["clock_mhz"])
+    assert (tcl["top"], tcl["vlnv"], tcl["ip_instance"]) == (m.top, ov["vlnv"],
+                                                             ov["ip_instance"])
+    assert tcl["m_axi_ports"] == [f"m_axi_{a['bundle']}" for a in m.args
+                                  if a["kind"] == "pointer"]
+    # sources: relative to the build folder, naming the overlay's files
+    for key in ("hls_sources", "hls_headers"):
+        assert [(tmp_path / p).resolve() for p in tcl[key]] == [
+            m.path(p).resolve() for p in ov[key]]
+    assert (tmp_path / tcl["testbench"]).resolve() == m.path(ov["testbench"]).resolve()
+    inputs = re.search(r"^HLS_INPUTS := (.*)$", mk, re.M)[1].split()
+    assert [(tmp_path / p).resolve() for p in inputs] == [
+        m.path(p).resolve() for p in [*ov["hls_sources"], *ov["hls_headers"], ov["testbench"]]]
+    # results: where [boards.<b>].bitstream says, relative to the overlay's build folder
+    assert b["bitstream"] == f"build/{tcl['bitstream'][board]}"
+    assert f"BIT_{board} := {tcl['bitstream'][board]}" in mk
+    assert tcl["hwh"][board] == tcl["bitstream"][board].removesuffix(".bit") + ".hwh"
+    assert re.search(r"^BOARDS := (.*)$", mk, re.M)[1].split() == m.boards
+    assert "-ffp-contract=off" in tcl["hls_cflags"] and "-ffp-contract=off" in ov["cflags"]
+    assert m.data["m_axi"]["data_bits"] == 32  # hls.tcl keeps ports unwidened (32-bit beats)
+
+
+_STUB = """proc unknown args { puts "CALL $args"; return "" }
+proc exec args { puts "CALL exec $args" }
+proc glob args { return [lindex $args end] }
+rename file _file
+proc file {cmd args} {
+    if {$cmd eq "copy"} { puts "CALL file copy $args" } else { _file $cmd {*}$args } }
+set script [lindex $argv 0]
+set argv [lrange $argv 1 end]
+source $script
+"""
+
+
+@pytest.mark.skipif(shutil.which("tclsh") is None, reason="needs tclsh")
+@pytest.mark.parametrize("board", ["pynq-z2", "kv260"])
+def test_shared_build_scripts_issue_the_manifest_values(m, board, tmp_path):
+    """Run the shared hls.tcl and vivado.tcl under tclsh with every Vitis/Vivado command
+    stubbed to print itself: the commands name this overlay's part, clock, VLNV, ports…"""
+    buildgen.write(m.root, tmp_path)
+    (tmp_path / "stub.tcl").write_text(_STUB)
+
+    def calls(script: str, *args: str) -> str:
+        run = subprocess.run(["tclsh", "stub.tcl", str(buildgen.SHARED_DIR / script), *args],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                             check=False)
+        assert run.returncode == 0, run.stderr
+        return run.stdout
+
+    b, ov = m.board(board), m.data["overlay"]
+    clock = f"{b['clock_mhz']:g}"
+    hls_log = calls("hls.tcl", board, "ip")
     vendor, library, name, version = ov["vlnv"].split(":")
-    assert (f"export_design -format ip_catalog -vendor {vendor} -library {library} "
-            f"-ipname {name} -version {version}") in tcl
-    assert f"set_top {m.top}" in tcl
-    for rel in [*ov["hls_sources"], *ov["hls_headers"], ov["testbench"]]:
-        assert f"../{rel}" in tcl and f"../{rel}" in mk
-    assert "-ffp-contract=off" in tcl and "fmadd -impl none" in tcl
-    assert "-ffp-contract=off" in ov["cflags"]
-    assert "m_axi_max_widen_bitwidth 0" in tcl and m.data["m_axi"]["data_bits"] == 32
+    for line in (f"set_top {m.top}", f"set_part {b['part']}",
+                 f"create_clock -period {1e3 / b['clock_mhz']:g} -name default",
+                 "config_interface -m_axi_max_widen_bitwidth 0", "config_op fmadd -impl none",
+                 f"export_design -format ip_catalog -vendor {vendor} -library {library} "
+                 f"-ipname {name} -version {version}"):
+        assert f"CALL {line}\n" in hls_log, line
+    added = re.findall(r"^CALL add_files (?:-tb )?(\S+)", hls_log, re.M)
+    assert [(tmp_path / p).resolve() for p in added] == [
+        m.path(p).resolve() for p in [*ov["hls_sources"], *ov["hls_headers"], ov["testbench"]]]
+    assert hls_log.count("-cflags -ffp-contract=off") == len(ov["hls_sources"]) + 1
+
+    viv = calls("vivado.tcl", board, f"hls_{board}/solution1/impl/export.zip")
+    assert f"-part {b['part']}\n" in viv and f"set_property board_part {b['board_part']}" in viv
+    assert re.search(rf"FREQMHZ {clock} ", viv)
+    assert f"CALL create_bd_cell -type ip -vlnv {ov['vlnv']} {ov['ip_instance']}\n" in viv
+    ports = re.findall(rf"Master /{ov['ip_instance']}/(m_axi_\w+)", viv)
+    assert ports == [f"m_axi_{a['bundle']}" for a in m.args if a["kind"] == "pointer"]
+    result = b["bitstream"].removeprefix("build/")
+    assert re.search(rf"file copy -force \S+\.bit {re.escape(result)}$", viv, re.M)
+    assert re.search(rf"file copy -force \S+\.hwh {re.escape(result[:-4])}\.hwh$", viv, re.M)
 
 
 @pytest.mark.parametrize("board", ["pynq-z2", "kv260"])

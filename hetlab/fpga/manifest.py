@@ -2,7 +2,8 @@
 
 A manifest describes an overlay once for every consumer: the emulator (register map, pointer
 extents), the timing model (loops, clocks, bandwidths), the drivers (argument offsets) and the
-build scripts (part, clock, VLNV; kept consistent by tests). See ``overlays/README.md``.
+build (top, sources, part, clock, VLNV, ports: :mod:`hetlab.fpga.buildgen` generates the build
+parameters from it). See ``overlays/README.md``.
 """
 
 from __future__ import annotations

@@ -116,7 +116,7 @@ ds.hetlab.plot("time_s")
 # %% [markdown]
 # ## What changes on a real board
 #
-# * Build the bitstream with `overlays/fps/build/Makefile` (Vitis HLS + Vivado), copy
+# * Build the bitstream with `make -C overlays/_build OVERLAY=fps` (Vitis HLS + Vivado), copy
 #   `fps.bit`/`fps.hwh` to the board, and the same driver runs through `PynqDevice`.
 # * `python -m hetlab.fpga.selftest --board pynq-z2` runs the overlay against the emulator bit
 #   for bit and writes calibration data, so the model's figures can be checked against real runs.
