@@ -44,3 +44,21 @@ def nvvm_or_skip():
     except Exception as exc:  # NvvmSupportError, missing libdevice, …
         pytest.skip(f"no usable CUDA toolkit (libNVVM) to compile PTX: {exc}".strip()[:300])
     return cuda, types
+
+
+class _Device:
+    def __init__(self, cc: tuple[int, int]) -> None:
+        self.compute_capability = cc
+
+
+def compile_ptx_for(cuda, kernel, sig, cc: tuple[int, int] = (9, 0)) -> str:
+    """PTX of ``kernel`` for compute capability ``cc`` without a GPU.
+
+    Numba compiles a *device function* that a kernel calls for the current GPU's capability, and
+    asks the driver for it; here the driver's answer is replaced by ``cc`` for this compile only.
+    """
+    from unittest import mock
+
+    with mock.patch("numba.cuda.dispatcher.get_current_device", lambda: _Device(cc)):
+        ptx, _ = cuda.compile_ptx(kernel, sig, cc=cc)
+    return ptx

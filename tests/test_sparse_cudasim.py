@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import hetlab as hl
-from tests.cudasim import nvvm_or_skip, run_cases_under_simulator
+from tests.cudasim import compile_ptx_for, nvvm_or_skip, run_cases_under_simulator
 
 CASES = Path(__file__).with_name("_cudasim_sparse_cases.py")
 
@@ -37,7 +37,7 @@ def test_kernels_compile_to_ptx_for_sm90(dtype, index):
         "sddmm": (ck.sddmm_kernel, (iv, iv, v, m, m, v)),
     }
     for name, (kernel, sig) in sigs.items():
-        ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=(9, 0))
+        ptx = compile_ptx_for(cuda, kernel.py_func, sig)
         assert ".target sm_90" in ptx, name
         if name in ("spmv", "spmm"):
             assert "atom.global.add" in ptx or "red.global.add" in ptx, name

@@ -11,16 +11,22 @@ row sum it finishes, and the partial sum of a row it leaves unfinished, into the
 with ``cuda.atomic.add``: a row split between threads (a huge row) is summed in parts. SDDMM
 runs one thread per nonzero, finding its row by binary search.
 
-Searches are written inside the kernels, without device functions or the ``min``/``max``
-builtins: Numba compiles those for the current GPU (a driver is needed), whereas whole
-kernels compile to PTX anywhere (tests/test_sparse_cudasim.py checks sm_90).
+The merge-path search is :func:`._merge_path.merge_path_row`, the source the CPU kernels
+compile too, here as an inlined device function. Numba compiles a device function for the
+current GPU's compute capability, so checking the PTX without a GPU
+(tests/test_sparse_cudasim.py, sm_90) names that capability for it.
 """
 
 from __future__ import annotations
 
 from numba import cuda, float64
 
+from ._merge_path import merge_path_row
+
 __all__ = ["spmv_kernel", "spmv_rows_kernel", "spmm_kernel", "sddmm_kernel", "ROWS_BLOCK"]
+
+#: the merge-path search, compiled from the source the CPU kernels share (inlined)
+_merge_path_row = cuda.jit(device=True, inline=True)(merge_path_row)
 
 #: most threads per block of :func:`spmv_rows_kernel` (its shared-memory scratch)
 ROWS_BLOCK = 256
@@ -36,22 +42,8 @@ def spmv_kernel(indptr, indices, data, x, y, items):  # pragma: no cover - devic
     if d0 >= total:
         return
     d1 = d0 + items if d0 + items < total else total
-    i = 0
-    i_end = 0
-    for side in range(2):  # merge-path search of both ends (inline: no device function)
-        diagonal = d0 if side == 0 else d1
-        lo = diagonal - nnz if diagonal > nnz else 0
-        hi = diagonal if diagonal < n_rows else n_rows
-        while lo < hi:
-            pivot = (lo + hi) >> 1
-            if indptr[pivot + 1] <= diagonal - pivot - 1:
-                lo = pivot + 1
-            else:
-                hi = pivot
-        if side == 0:
-            i = lo
-        else:
-            i_end = lo
+    i = _merge_path_row(d0, indptr, n_rows, nnz)
+    i_end = _merge_path_row(d1, indptr, n_rows, nnz)
     j = d0 - i
     j_end = d1 - i_end
     acc = 0.0
@@ -112,22 +104,8 @@ def spmm_kernel(indptr, indices, data, X, Y, items):  # pragma: no cover - devic
     if d0 >= total:
         return
     d1 = d0 + items if d0 + items < total else total
-    i = 0
-    i_end = 0
-    for side in range(2):  # merge-path search of both ends (inline: no device function)
-        diagonal = d0 if side == 0 else d1
-        lo = diagonal - nnz if diagonal > nnz else 0
-        hi = diagonal if diagonal < n_rows else n_rows
-        while lo < hi:
-            pivot = (lo + hi) >> 1
-            if indptr[pivot + 1] <= diagonal - pivot - 1:
-                lo = pivot + 1
-            else:
-                hi = pivot
-        if side == 0:
-            i = lo
-        else:
-            i_end = lo
+    i = _merge_path_row(d0, indptr, n_rows, nnz)
+    i_end = _merge_path_row(d1, indptr, n_rows, nnz)
     j = d0 - i
     j_end = d1 - i_end
     acc = 0.0

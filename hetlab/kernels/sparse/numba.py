@@ -24,6 +24,7 @@ from numba import prange
 from ...backends.numba import JIT_OPTIONS
 from ...sparse import CSR
 from .._prefetch import prefetch
+from ._merge_path import merge_path_row
 
 __all__ = ["spmv", "spmm", "sddmm", "spmv_parts", "spmm_parts", "sddmm_parts", "default_parts"]
 
@@ -63,18 +64,8 @@ def default_parts(A: CSR) -> int:
     return 1 if steps < SERIAL_STEPS else int(numba.get_num_threads())
 
 
-@numba.njit(**_FAST)
-def _path_search(diagonal, indptr, n_rows, nnz):  # pragma: no cover - compiled
-    """Merge-path coordinate (rows finished, nonzeros consumed) on ``diagonal``."""
-    lo = max(diagonal - nnz, 0)
-    hi = min(diagonal, n_rows)
-    while lo < hi:
-        pivot = (lo + hi) >> 1
-        if indptr[pivot + 1] <= diagonal - pivot - 1:
-            lo = pivot + 1
-        else:
-            hi = pivot
-    return lo, diagonal - lo
+#: the merge-path search, compiled from the source the CUDA kernels share
+_merge_path_row = numba.njit(**_FAST)(merge_path_row)
 
 
 @numba.njit(**_FAST)
@@ -83,9 +74,11 @@ def _bounds(t, n_parts, indptr):  # pragma: no cover - compiled
     n_rows = indptr.shape[0] - 1
     nnz = np.int64(indptr[n_rows])
     total = n_rows + nnz
-    i, j = _path_search(t * total // n_parts, indptr, n_rows, nnz)
-    i_end, j_end = _path_search((t + 1) * total // n_parts, indptr, n_rows, nnz)
-    return np.uint64(i), np.uint64(j), np.uint64(i_end), np.uint64(j_end)
+    d0 = t * total // n_parts
+    d1 = (t + 1) * total // n_parts
+    i = _merge_path_row(d0, indptr, n_rows, nnz)
+    i_end = _merge_path_row(d1, indptr, n_rows, nnz)
+    return np.uint64(i), np.uint64(d0 - i), np.uint64(i_end), np.uint64(d1 - i_end)
 
 
 # Each part runs in its own compiled function: numba's parallel lowering of a prange body
