@@ -12,9 +12,8 @@ fresh arrays (never the caller's), exposed read-only.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numbers
+from typing import Any
 
 import numpy as np
 
