@@ -36,7 +36,14 @@ from typing import Any
 
 import numpy as np
 
-from ..core.validation import array_module, as_array, cast_finite, owned_copy, read_only
+from ..core.validation import (
+    array_module,
+    as_array,
+    cast_finite,
+    check_allocation,
+    owned_copy,
+    read_only,
+)
 from ..errors import InvalidInputError
 
 __all__ = [
@@ -58,6 +65,8 @@ BITS = (2, 3, 4, 8)
 #: float16 bit pattern (uint16) → float32 value, exact: how kernels without a float16 type (numba
 #: on the CPU, numba.cuda) decode the stored scales and zero points
 F16_TO_F32 = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float32)
+#: largest group (2**24 weights: far beyond any row a kernel streams)
+MAX_GROUP_SIZE = 1 << 24
 #: rows quantized at once (bounds temporary memory to ~ROW_BLOCK × in float64)
 _ROW_BLOCK = 512
 #: what :meth:`QuantizedMatrix.save` writes as ``format`` and ``packing`` (checked on load)
@@ -86,10 +95,10 @@ def check_bits(where: str, bits: Any) -> int:
 def check_group_size(where: str, group_size: Any) -> int:
     """Return ``group_size`` after checking it is a positive multiple of 32."""
     ok = isinstance(group_size, numbers.Integral) and not isinstance(group_size, bool)
-    if not ok or int(group_size) < 32 or int(group_size) % 32:
+    if not ok or not 32 <= int(group_size) <= MAX_GROUP_SIZE or int(group_size) % 32:
         raise InvalidInputError(
-            f"{where}: group_size must be a positive multiple of 32 (32, 64, 128, …) so every "
-            f"group fills whole 32-bit words; got {group_size!r}."
+            f"{where}: group_size must be a positive multiple of 32 (32, 64, 128, …, at most "
+            f"{MAX_GROUP_SIZE}) so every group fills whole 32-bit words; got {group_size!r}."
         )
     return int(group_size)
 
@@ -371,7 +380,7 @@ class QuantizedMatrix:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the matrix to ``path`` as a ``.npz`` file (exactly that path; no suffix is
-        added), readable by :meth:`load`.
+        added), readable by :meth:`load`. ``path`` is a str or ``os.PathLike``.
 
         Stores the arrays as they are (uint32 codes, float16 scales and zero points) and
         ``bits``, ``group_size``, ``in_features``, the packing layout and a format tag, so
@@ -386,6 +395,11 @@ class QuantizedMatrix:
         }
         if self.zeros is not None:
             fields["zeros"] = _host(self.zeros)
+        if not isinstance(path, (str, os.PathLike)):
+            raise InvalidInputError(
+                f"QuantizedMatrix.save: path must be a str or os.PathLike; got "
+                f"{type(path).__name__}."
+            )
         with open(os.fspath(path), "wb") as fh:
             np.savez(fh, **fields)
 
@@ -401,7 +415,13 @@ class QuantizedMatrix:
             field), or its contents fail the constructor's validation.
         """
         where = "QuantizedMatrix.load"
+        if not isinstance(path, (str, os.PathLike)):
+            raise InvalidInputError(
+                f"{where}: path must be a str or os.PathLike; got {type(path).__name__}."
+            )
         p = os.fspath(path)
+        if not isinstance(p, str):
+            raise InvalidInputError(f"{where}: path must be a text path; got {p!r}.")
         if not os.path.isfile(p):
             raise _MissingFileError(f"{where}: path must be an existing file; got {p!r}.")
         try:
@@ -604,6 +624,11 @@ def quantize(w: Any, bits: int = 4, group_size: int = 128, *, symmetric: bool = 
     out, n_in = arr.shape
     ng = -(-n_in // group_size)
     n_pad = ng * group_size
+    # codes (uint8) and packed words for every row, plus a float64 block and its temporaries
+    check_allocation("quantize", float(out) * n_pad * (1 + bits / 8)
+                     + 4.0 * min(_ROW_BLOCK, out) * n_pad * 8,
+                     f"quantizing a ({out}, {n_in}) matrix in groups of {group_size}",
+                     "Use a smaller group_size (rows are padded to a multiple of it).")
     scales = np.empty((out, ng), dtype=np.float16)
     zeros = None if symmetric else np.empty((out, ng), dtype=np.float16)
     codes = np.empty((out, n_pad), dtype=np.uint8)

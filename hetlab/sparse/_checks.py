@@ -16,13 +16,22 @@ from ..errors import InvalidInputError
 
 __all__ = ["INT32_MAX", "INT64_MAX", "choose_index_dtype", "check_shape", "as_index_array",
            "narrow_index", "as_values", "check_in_range", "check_strictly_increasing_rows",
-           "DUPLICATE_POLICIES"]
+           "DUPLICATE_POLICIES", "check_duplicates"]
 
 INT32_MAX = int(np.iinfo(np.int32).max)
 INT64_MAX = int(np.iinfo(np.int64).max)
 
 #: what to do with repeated (row, col) entries: add them up, or raise
 DUPLICATE_POLICIES = ("sum", "refuse")
+
+
+def check_duplicates(who: str, duplicates: Any) -> str:
+    """Return ``duplicates`` after checking it is one of :data:`DUPLICATE_POLICIES`."""
+    if not isinstance(duplicates, str) or duplicates not in DUPLICATE_POLICIES:
+        raise InvalidInputError(
+            f"{who}: duplicates must be one of {DUPLICATE_POLICIES}; got {duplicates!r}."
+        )
+    return duplicates
 
 
 def choose_index_dtype(nnz: int, shape: tuple[int, int], requested: Any = None) -> np.dtype:

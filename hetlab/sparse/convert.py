@@ -12,7 +12,7 @@ from typing import Any
 
 from ..core.validation import array_module, as_array
 from ..errors import InvalidInputError
-from ._checks import DUPLICATE_POLICIES, as_index_array
+from ._checks import as_index_array, check_duplicates
 from .coo import COO
 from .csr import CSR
 
@@ -64,10 +64,7 @@ def csr(A: Any, *, shape: Any = None, duplicates: str = "sum", index_dtype: Any 
     array([[0., 3.],
            [0., 0.]])
     """
-    if duplicates not in DUPLICATE_POLICIES:
-        raise InvalidInputError(
-            f"sparse.csr: duplicates must be one of {DUPLICATE_POLICIES}; got {duplicates!r}."
-        )
+    check_duplicates("sparse.csr", duplicates)
     if isinstance(A, CSR):
         return A if index_dtype is None else A.with_index_dtype(index_dtype)
     if isinstance(A, COO):

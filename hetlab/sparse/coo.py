@@ -19,9 +19,9 @@ import numpy as np
 from ..core.validation import array_module, check_allocation, owned_copy, read_only
 from ..errors import InvalidInputError
 from ._checks import (
-    DUPLICATE_POLICIES,
     as_index_array,
     as_values,
+    check_duplicates,
     check_in_range,
     check_shape,
     choose_index_dtype,
@@ -133,10 +133,7 @@ class COO:
         index_dtype : {None, numpy.int32, numpy.int64}
             Default: chosen by size (int32 whenever it fits).
         """
-        if duplicates not in DUPLICATE_POLICIES:
-            raise InvalidInputError(
-                f"sparse: duplicates must be one of {DUPLICATE_POLICIES}; got {duplicates!r}."
-            )
+        check_duplicates("sparse", duplicates)
         xp = array_module(self.data)
         n_rows, n_cols = self.shape
         row = self.row.astype(xp.int64)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..core.validation import as_array, check_allocation, read_only
 from ..errors import InvalidInputError
-from ._checks import DUPLICATE_POLICIES, INT64_MAX, as_values
+from ._checks import INT64_MAX, as_values, check_duplicates
 
 __all__ = ["CSF"]
 
@@ -44,10 +44,7 @@ class CSF:
         (``"refuse"``); values must be finite.
         """
         who = "sparse.CSF"
-        if duplicates not in DUPLICATE_POLICIES:
-            raise InvalidInputError(
-                f"{who}: duplicates must be one of {DUPLICATE_POLICIES}; got {duplicates!r}."
-            )
+        check_duplicates(who, duplicates)
         try:
             dims = tuple(shape)
         except TypeError:

@@ -181,7 +181,9 @@ class CSR:
             dt = np.dtype(dtype)
         except (TypeError, ValueError):
             dt = None
-        if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
+        # (``dt is None`` first: numpy compares ``dtype == None`` as float64)
+        if dt is None or dtype is None or dt not in (np.dtype(np.float32),
+                                                     np.dtype(np.float64)):
             raise InvalidInputError(
                 f"CSR.astype: dtype must be float32 or float64; got {dtype!r}."
             )
