@@ -13,7 +13,9 @@ import numpy as np
 
 from ..errors import InvalidInputError
 
-__all__ = ["array_module", "as_float_array", "check_int", "check_positive", "check_points"]
+__all__ = ["array_module", "as_array", "as_float_array", "cast_finite", "check_int",
+           "check_positive", "check_points", "owned_copy", "read_only", "check_allocation",
+           "physical_memory"]
 
 
 def array_module(a: Any) -> Any:
@@ -25,24 +27,33 @@ def array_module(a: Any) -> Any:
     return cupy
 
 
-def as_float_array(kernel: str, name: str, a: Any) -> Any:
-    """Return ``a`` as a float32/float64 array: float kept, integers and bools to float64.
-
-    Complex, object and string arrays are refused.
-    """
+def as_array(kernel: str, name: str, a: Any) -> Any:
+    """``a`` as a NumPy/CuPy array, or InvalidInputError when it cannot be one (ragged lists,
+    objects NumPy refuses)."""
     xp = array_module(a)
     try:
-        arr = xp.asarray(a)
+        return xp.asarray(a)
     except Exception as exc:
         raise InvalidInputError(
             f"{kernel}: {name} must be a numeric array; got {type(a).__name__} ({exc})."
         ) from None
+
+
+def as_float_array(kernel: str, name: str, a: Any) -> Any:
+    """Return ``a`` as a float32/float64 array: float kept, integers and bools to float64.
+
+    Complex, object and string arrays are refused. Floats wider than float64 (longdouble)
+    are narrowed to float64 after checking they fit (finite values that would overflow are
+    refused).
+    """
+    xp = array_module(a)
+    arr = as_array(kernel, name, a)
     kind = arr.dtype.kind
     if kind == "f":
         if arr.dtype.itemsize < 4:
             return arr.astype(xp.float32)
         if arr.dtype.itemsize > 8:
-            return arr.astype(xp.float64)
+            return cast_finite(kernel, name, arr, xp.float64, check_nan=False)
         return arr
     if kind in "iub":
         return arr.astype(xp.float64)
@@ -50,6 +61,60 @@ def as_float_array(kernel: str, name: str, a: Any) -> Any:
         f"{kernel}: {name} must hold real numbers (float32/float64, or integers to convert); "
         f"got dtype {arr.dtype}."
     )
+
+
+def cast_finite(kernel: str, name: str, arr: Any, dtype: Any, *,
+                check_nan: bool = True) -> Any:
+    """``arr`` cast to the float ``dtype`` the kernel will use, checked finite *after* the cast.
+
+    A value finite in its own dtype can overflow a narrower one (``1e300`` becomes inf in
+    float32), so finiteness is judged on what the kernel will read. With ``check_nan=False``
+    only values that the cast itself turned into inf are refused (NaN/inf already in ``arr``
+    are left to the caller's own check).
+
+    Parameters
+    ----------
+    kernel, name : str
+        For the message: ``"<kernel>: <name> …"``.
+    arr : ndarray (NumPy or CuPy), real dtype
+    dtype : float dtype
+        The target, e.g. ``numpy.float32``.
+
+    Returns
+    -------
+    ndarray of ``dtype`` (``arr`` itself when it has that dtype already)
+
+    Raises
+    ------
+    InvalidInputError
+        NaN/inf in ``arr`` (``check_nan``), or finite values beyond ``dtype``'s range.
+    """
+    xp = array_module(arr)
+    dt = np.dtype(dtype)
+    if arr.dtype == dt:
+        out = arr
+    else:
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = arr.astype(dt)
+    if out.size == 0 or dt.kind != "f" or bool(xp.isfinite(out).all()):
+        return out
+    src_finite = xp.isfinite(arr) if arr.dtype.kind in "fc" else xp.ones(arr.shape, bool)
+    bad_src = int((~src_finite).sum())
+    if bad_src and check_nan:
+        raise InvalidInputError(
+            f"{kernel}: {name} must be finite; got {bad_src} NaN/inf value(s)."
+        )
+    overflow = src_finite & ~xp.isfinite(out)
+    n_over = int(overflow.sum())
+    if n_over:
+        biggest = xp.abs(arr[overflow]).max()
+        limit = float(np.finfo(dt).max)
+        raise InvalidInputError(
+            f"{kernel}: {name} must fit in {dt} (|value| <= {limit:.4g}), the dtype the kernel "
+            f"computes in; got {n_over} value(s) that overflow it (largest |value| "
+            f"{biggest}). Scale the values down or use float64 data."
+        )
+    return out
 
 
 def check_points(kernel: str, name: str, a: Any, *, allow_empty: bool = False) -> Any:
@@ -93,3 +158,66 @@ def check_positive(kernel: str, name: str, value: Any) -> float:
     if not np.isfinite(v) or v <= 0:
         raise InvalidInputError(f"{kernel}: {name} must be a finite number > 0; got {value}.")
     return v
+
+
+def read_only(a: Any) -> Any:
+    """A read-only view of a NumPy array (other objects, e.g. CuPy arrays, returned as is).
+
+    The view shares memory with ``a``: use it for arrays nobody else holds (fresh results of
+    hetlab's own conversions), or after :func:`owned_copy`.
+    """
+    if isinstance(a, np.ndarray):
+        if not a.flags.writeable:
+            return a
+        v = a.view()
+        v.flags.writeable = False
+        return v
+    return a
+
+
+def owned_copy(a: Any) -> Any:
+    """A private, C-contiguous copy of an array, read-only when it is a NumPy array.
+
+    What a container keeps of a caller's array: later writes to the caller's array (or to
+    anything sharing its memory) cannot change it. CuPy arrays are copied on their device
+    (CuPy has no read-only flag).
+    """
+    xp = array_module(a)
+    out = xp.array(a, copy=True, order="C")
+    return read_only(out)
+
+
+def physical_memory() -> int:
+    """Bytes of physical memory of this machine (0 when unknown)."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def check_allocation(who: str, nbytes: float, what: str, fix: str) -> None:
+    """Refuse, before allocating, an array larger than this machine's physical memory.
+
+    Parameters
+    ----------
+    who : str
+        The function, for the message.
+    nbytes : float
+        Bytes the allocation would take (computed in Python ints/floats: never overflows).
+    what : str
+        What would be allocated, e.g. ``"the dense grid of shape (…)"``.
+    fix : str
+        How to avoid it (a sentence).
+    """
+    limit = physical_memory()
+    if limit and nbytes > limit:
+        raise InvalidInputError(
+            f"{who}: {what} would take {_gib(nbytes)}, more than this machine's "
+            f"{_gib(limit)} of memory. {fix}"
+        )
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2**30:.3g} GiB"

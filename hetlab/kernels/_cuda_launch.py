@@ -20,9 +20,19 @@ def launch_setup(xp: Any) -> tuple[Any, Any]:
     On CuPy arrays the kernels run on CuPy's current stream, and each array is handed to
     Numba with ``as_cuda_array(a, sync=False)``: same stream, so already ordered, without the
     stream synchronization Numba's array-interface import does by default for every argument.
+    On NumPy arrays (the simulator) a read-only array (a container's own, e.g. a CSR's
+    indices) is handed over as a device copy: Numba copies every host argument back after a
+    launch, which a read-only array refuses; inputs need no copy back.
     """
     if xp is np:
-        return 0, lambda a: a
+        def host_arg(a: Any) -> Any:
+            if isinstance(a, np.ndarray) and not a.flags.writeable:
+                from numba import cuda
+
+                return cuda.to_device(a)
+            return a
+
+        return 0, host_arg
     from numba import cuda
 
     ptr = xp.cuda.get_current_stream().ptr

@@ -6,16 +6,18 @@
 >>> qw.shape, qw.bits_per_weight
 ((4, 128), 4.25)
 
-The fused kernels that use these formats are ``hl.gemv_q`` and ``hl.gemm_q``.
+The fused kernels that use these formats are ``hl.gemv_q`` and ``hl.gemm_q``. A matrix is
+stored with ``qw.save(path)`` / ``quant.save(qw, path)`` and read back with
+``QuantizedMatrix.load(path)`` / ``quant.load(path)`` (``.npz``, exact round trip).
 """
 
 from .calibrate import ScaledQuantizedMatrix, calibrate_awq, mbq_token_weights, output_error
-from .formats import BITS, QuantizedMatrix, pack_codes, quantize, unpack_codes
+from .formats import BITS, QuantizedMatrix, load, pack_codes, quantize, save, unpack_codes
 from .gptq import gptq
 from .mixed import BitPlan, allocate_bits, channel_importance
 
 __all__ = [
-    "BITS", "QuantizedMatrix", "quantize", "pack_codes", "unpack_codes",
+    "BITS", "QuantizedMatrix", "quantize", "pack_codes", "unpack_codes", "save", "load",
     "ScaledQuantizedMatrix", "calibrate_awq", "gptq", "mbq_token_weights", "output_error",
     "BitPlan", "allocate_bits", "channel_importance",
 ]

@@ -29,17 +29,29 @@ one (documented choice: pad, not refuse); ``in_features`` keeps the true length 
 from __future__ import annotations
 
 import numbers
+import os
+import zipfile
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..core.validation import (
+    array_module,
+    as_array,
+    cast_finite,
+    check_allocation,
+    owned_copy,
+    read_only,
+)
 from ..errors import InvalidInputError
 
 __all__ = [
     "BITS",
     "QuantizedMatrix",
     "quantize",
+    "save",
+    "load",
     "planes",
     "pack_codes",
     "unpack_codes",
@@ -53,8 +65,19 @@ BITS = (2, 3, 4, 8)
 #: float16 bit pattern (uint16) → float32 value, exact: how kernels without a float16 type (numba
 #: on the CPU, numba.cuda) decode the stored scales and zero points
 F16_TO_F32 = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float32)
+#: largest group (2**24 weights: far beyond any row a kernel streams)
+MAX_GROUP_SIZE = 1 << 24
 #: rows quantized at once (bounds temporary memory to ~ROW_BLOCK × in float64)
 _ROW_BLOCK = 512
+#: what :meth:`QuantizedMatrix.save` writes as ``format`` and ``packing`` (checked on load)
+FILE_FORMAT = "hetlab.QuantizedMatrix"
+FILE_VERSION = 1
+PACKING = "uint32-words/lsb-first/bit-planes/word-aligned-groups"
+_FIELDS = ("qweight", "scales", "zeros", "bits", "group_size", "in_features")
+
+
+class _MissingFileError(InvalidInputError, FileNotFoundError):
+    """A file to load does not exist (caught by ``except FileNotFoundError`` too)."""
 
 
 def planes(bits: int) -> tuple[tuple[int, int], ...]:
@@ -72,10 +95,10 @@ def check_bits(where: str, bits: Any) -> int:
 def check_group_size(where: str, group_size: Any) -> int:
     """Return ``group_size`` after checking it is a positive multiple of 32."""
     ok = isinstance(group_size, numbers.Integral) and not isinstance(group_size, bool)
-    if not ok or int(group_size) < 32 or int(group_size) % 32:
+    if not ok or not 32 <= int(group_size) <= MAX_GROUP_SIZE or int(group_size) % 32:
         raise InvalidInputError(
-            f"{where}: group_size must be a positive multiple of 32 (32, 64, 128, …) so every "
-            f"group fills whole 32-bit words; got {group_size!r}."
+            f"{where}: group_size must be a positive multiple of 32 (32, 64, 128, …, at most "
+            f"{MAX_GROUP_SIZE}) so every group fills whole 32-bit words; got {group_size!r}."
         )
     return int(group_size)
 
@@ -139,6 +162,17 @@ class QuantizedMatrix:
         True row length (the last group may be padded with zeros).
 
     Arrays may be NumPy or CuPy (the GPU backend moves them with :meth:`map_arrays`).
+
+    Validation (at construction; :class:`~hetlab.errors.InvalidInputError` otherwise):
+    shapes and dtypes as above; scales finite and ``>= 0`` (0: a group of zeros); zero
+    points whole numbers in ``[0, 2**bits - 1]``, the code range.
+
+    Ownership: the matrix keeps private copies of the arrays it is given, NumPy ones
+    read-only, so later writes to the caller's arrays cannot change it (CuPy arrays are
+    copied on their device). :func:`quantize` and :meth:`map_arrays` hand over fresh arrays
+    that are adopted without a copy.
+
+    :meth:`save` / :meth:`load` store it in a ``.npz`` file (exact round trip).
     """
 
     qweight: Any
@@ -149,6 +183,20 @@ class QuantizedMatrix:
     in_features: int
 
     def __post_init__(self) -> None:
+        self._validate(own=True)
+
+    @classmethod
+    def _adopt(cls, qweight: Any, scales: Any, zeros: Any, bits: int, group_size: int,
+               in_features: int) -> QuantizedMatrix:
+        """Validate and keep arrays that nobody else holds (hetlab's own), without a copy."""
+        self = object.__new__(cls)
+        for name, value in zip(_FIELDS, (qweight, scales, zeros, bits, group_size,
+                                         in_features), strict=True):
+            object.__setattr__(self, name, value)
+        self._validate(own=False)
+        return self
+
+    def _validate(self, *, own: bool) -> None:
         where = "QuantizedMatrix"
         bits = check_bits(where, self.bits)
         gs = check_group_size(where, self.group_size)
@@ -176,11 +224,37 @@ class QuantizedMatrix:
                     f"{tuple(getattr(arr, 'shape', ()))}."
                 )
         n_in = self.in_features
-        if not isinstance(n_in, numbers.Integral) or not ng * gs - gs < n_in <= ng * gs:
+        if (isinstance(n_in, bool) or not isinstance(n_in, numbers.Integral)
+                or not ng * gs - gs < n_in <= ng * gs):
             raise InvalidInputError(
                 f"{where}: in_features must be an int in ({ng * gs - gs}, {ng * gs}] for "
                 f"{ng} groups of {gs}; got {n_in!r}."
             )
+        xp = array_module(sc)
+        s32 = sc.astype(xp.float32)
+        bad = ~xp.isfinite(s32) | (s32 < 0)
+        if bool(bad.any()):
+            r, g = (int(i) for i in xp.argwhere(bad)[0])
+            raise InvalidInputError(
+                f"{where}: scales must be finite and >= 0 (a group's step size); got "
+                f"{float(s32[r, g])} at [{r}, {g}] ({int(bad.sum())} bad value(s))."
+            )
+        if z is not None:
+            qmax = 2**bits - 1
+            z32 = z.astype(xp.float32)
+            bad = ~xp.isfinite(z32) | (z32 < 0) | (z32 > qmax) | (z32 != xp.rint(z32))
+            if bool(bad.any()):
+                r, g = (int(i) for i in xp.argwhere(bad)[0])
+                raise InvalidInputError(
+                    f"{where}: zeros must be whole numbers in [0, {qmax}] (the code range of "
+                    f"{bits} bits); got {float(z32[r, g])} at [{r}, {g}] ({int(bad.sum())} bad "
+                    "value(s))."
+                )
+        keep = owned_copy if own else read_only
+        for name, value in (("qweight", keep(qw)), ("scales", keep(sc)),
+                            ("zeros", None if z is None else keep(z)), ("bits", bits),
+                            ("group_size", gs), ("in_features", int(n_in))):
+            object.__setattr__(self, name, value)
 
     # --- shape and size -----------------------------------------------------------------
 
@@ -254,8 +328,11 @@ class QuantizedMatrix:
         return (self.qweight, self.scales) + (() if self.zeros is None else (self.zeros,))
 
     def map_arrays(self, fn: Any) -> QuantizedMatrix:
-        """A copy with ``fn`` applied to every array (e.g. ``cupy.asarray``)."""
-        return QuantizedMatrix(
+        """A copy with ``fn`` applied to every array (e.g. ``cupy.asarray``), validated.
+
+        ``fn`` must return fresh arrays (or the matrix's own): they are adopted without a
+        further copy."""
+        return QuantizedMatrix._adopt(
             fn(self.qweight), fn(self.scales), None if self.zeros is None else fn(self.zeros),
             self.bits, self.group_size, self.in_features,
         )
@@ -264,24 +341,151 @@ class QuantizedMatrix:
     def from_codes(cls, codes: np.ndarray, scales: np.ndarray, zeros: np.ndarray | None,
                    bits: int, group_size: int, in_features: int | None = None
                    ) -> QuantizedMatrix:
-        """Pack codes of shape (out, n_groups * group_size) (values in [0, 2**bits))."""
-        bits = check_bits("QuantizedMatrix.from_codes", bits)
-        group_size = check_group_size("QuantizedMatrix.from_codes", group_size)
-        codes = np.asarray(codes)
+        """Pack codes of shape (out, n_groups * group_size) (integers in [0, 2**bits)).
+
+        ``scales`` and ``zeros`` are converted to float16 (values beyond its range refused).
+        """
+        where = "QuantizedMatrix.from_codes"
+        bits = check_bits(where, bits)
+        group_size = check_group_size(where, group_size)
+        codes = as_array(where, "codes", codes)
         if codes.ndim != 2 or codes.shape[1] % group_size:
             raise InvalidInputError(
-                f"QuantizedMatrix.from_codes: codes must have shape (out, n_groups * "
-                f"{group_size}); got {codes.shape}."
+                f"{where}: codes must have shape (out, n_groups * {group_size}); got "
+                f"{codes.shape}."
             )
-        if codes.size and (codes.min() < 0 or codes.max() >= 2**bits):
+        if codes.size and codes.dtype.kind not in "iu":
             raise InvalidInputError(
-                f"QuantizedMatrix.from_codes: codes must lie in [0, {2**bits}); got "
+                f"{where}: codes must hold integers; got dtype {codes.dtype}."
+            )
+        if codes.size and (int(codes.min()) < 0 or int(codes.max()) >= 2**bits):
+            raise InvalidInputError(
+                f"{where}: codes must lie in [0, {2**bits}); got "
                 f"[{codes.min()}, {codes.max()}]."
             )
         packed = pack_codes(codes, bits, group_size)
-        return cls(packed, np.asarray(scales, np.float16),
-                   None if zeros is None else np.asarray(zeros, np.float16), bits, group_size,
-                   codes.shape[1] if in_features is None else in_features)
+
+        def f16(name: str, a: Any) -> np.ndarray:
+            arr = as_array(where, name, a)
+            if arr.dtype.kind not in "fiu":
+                raise InvalidInputError(
+                    f"{where}: {name} must hold real numbers; got dtype {arr.dtype}."
+                )
+            return cast_finite(where, name, arr, np.float16)
+
+        return cls(packed, f16("scales", scales), None if zeros is None else f16("zeros", zeros),
+                   bits, group_size, codes.shape[1] if in_features is None else in_features)
+
+    # --- files --------------------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the matrix to ``path`` as a ``.npz`` file (exactly that path; no suffix is
+        added), readable by :meth:`load`. ``path`` is a str or ``os.PathLike``.
+
+        Stores the arrays as they are (uint32 codes, float16 scales and zero points) and
+        ``bits``, ``group_size``, ``in_features``, the packing layout and a format tag, so
+        :meth:`load` returns an identical matrix. Device arrays are copied to the host.
+        """
+        fields: dict[str, Any] = {
+            "format": np.array(FILE_FORMAT), "version": np.int64(FILE_VERSION),
+            "packing": np.array(PACKING), "bits": np.int64(self.bits),
+            "group_size": np.int64(self.group_size), "in_features": np.int64(self.in_features),
+            "qweight": _host(self.qweight), "scales": _host(self.scales),
+            "has_zeros": np.bool_(self.zeros is not None),
+        }
+        if self.zeros is not None:
+            fields["zeros"] = _host(self.zeros)
+        if not isinstance(path, (str, os.PathLike)):
+            raise InvalidInputError(
+                f"QuantizedMatrix.save: path must be a str or os.PathLike; got "
+                f"{type(path).__name__}."
+            )
+        with open(os.fspath(path), "wb") as fh:
+            np.savez(fh, **fields)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> QuantizedMatrix:
+        """Read a matrix written by :meth:`save`.
+
+        Raises
+        ------
+        InvalidInputError
+            ``path`` is missing (also a ``FileNotFoundError``), not an ``.npz`` file, or not
+            one :meth:`save` wrote (format tag, version, packing, a missing or malformed
+            field), or its contents fail the constructor's validation.
+        """
+        where = "QuantizedMatrix.load"
+        if not isinstance(path, (str, os.PathLike)):
+            raise InvalidInputError(
+                f"{where}: path must be a str or os.PathLike; got {type(path).__name__}."
+            )
+        p = os.fspath(path)
+        if not isinstance(p, str):
+            raise InvalidInputError(f"{where}: path must be a text path; got {p!r}.")
+        if not os.path.isfile(p):
+            raise _MissingFileError(f"{where}: path must be an existing file; got {p!r}.")
+        try:
+            data = np.load(p, allow_pickle=False)
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+            raise InvalidInputError(
+                f"{where}: path must be a .npz file written by QuantizedMatrix.save; got {p!r} "
+                f"({type(exc).__name__}: {exc})."
+            ) from None
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise InvalidInputError(
+                f"{where}: path must be a .npz file written by QuantizedMatrix.save; got {p!r} "
+                "(a single .npy array)."
+            )
+        try:
+            with data:
+                fields = {k: data[k] for k in data.files}
+        except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as exc:
+            raise InvalidInputError(
+                f"{where}: path {p!r} is not a readable .npz file ({type(exc).__name__}: {exc})."
+            ) from None
+        return cls._from_fields(where, p, fields)
+
+    @classmethod
+    def _from_fields(cls, where: str, p: str, f: dict[str, np.ndarray]) -> QuantizedMatrix:
+        def scalar(key: str, kind: str) -> Any:
+            if key not in f:
+                raise InvalidInputError(
+                    f"{where}: {p!r} is not a QuantizedMatrix file: field {key!r} is missing. "
+                    "Write it with QuantizedMatrix.save."
+                )
+            v = f[key]
+            if v.shape != () or v.dtype.kind not in kind:
+                raise InvalidInputError(
+                    f"{where}: {p!r} is not a QuantizedMatrix file: field {key!r} must be a "
+                    f"scalar of kind {kind!r}; got {v.dtype} of shape {v.shape}."
+                )
+            return v.item()
+
+        if scalar("format", "U") != FILE_FORMAT:
+            raise InvalidInputError(
+                f"{where}: {p!r} is not a QuantizedMatrix file (format tag {f['format']!r}, "
+                f"expected {FILE_FORMAT!r})."
+            )
+        version = scalar("version", "iu")
+        if version != FILE_VERSION:
+            raise InvalidInputError(
+                f"{where}: {p!r} has file version {version}; this hetlab reads version "
+                f"{FILE_VERSION}."
+            )
+        packing = scalar("packing", "U")
+        if packing != PACKING:
+            raise InvalidInputError(
+                f"{where}: {p!r} uses packing {packing!r}; this hetlab reads {PACKING!r}."
+            )
+        has_zeros = scalar("has_zeros", "b")
+        for key in ("qweight", "scales") + (("zeros",) if has_zeros else ()):
+            if key not in f:
+                raise InvalidInputError(
+                    f"{where}: {p!r} is not a QuantizedMatrix file: field {key!r} is missing."
+                )
+        return cls._adopt(f["qweight"], f["scales"], f["zeros"] if has_zeros else None,
+                          scalar("bits", "iu"), scalar("group_size", "iu"),
+                          scalar("in_features", "iu"))
 
     def __repr__(self) -> str:
         kind = "sym" if self.symmetric else "asym"
@@ -289,13 +493,30 @@ class QuantizedMatrix:
                 f"{self.group_size}, {kind}, {self.bits_per_weight:.3f} bits/weight)")
 
 
+def save(qw: QuantizedMatrix, path: str | os.PathLike[str]) -> None:
+    """Write ``qw`` to ``path`` (``.npz``): :meth:`QuantizedMatrix.save`."""
+    if not isinstance(qw, QuantizedMatrix):
+        raise InvalidInputError(
+            f"quant.save: qw must be a QuantizedMatrix; got {type(qw).__name__}."
+        )
+    qw.save(path)
+
+
+def load(path: str | os.PathLike[str]) -> QuantizedMatrix:
+    """Read a matrix written by :func:`save`: :meth:`QuantizedMatrix.load`."""
+    return QuantizedMatrix.load(path)
+
+
 def _host(a: Any) -> np.ndarray:
     return a if isinstance(a, np.ndarray) else a.get()
 
 
 def check_weights(where: str, w: Any) -> np.ndarray:
-    """Validate a weight matrix: 2-D, non-empty, float16/32/64, finite."""
-    arr = np.asarray(w) if not hasattr(w, "get") else w.get()
+    """Validate a weight matrix: 2-D, non-empty, float16/32/64, finite (wider floats are
+    narrowed to float64, refused when a value would overflow it)."""
+    arr = as_array(where, "w", w)
+    if array_module(arr) is not np:
+        arr = arr.get()
     if arr.dtype.kind != "f":
         raise InvalidInputError(
             f"{where}: w must be a float16/float32/float64 array; got dtype {arr.dtype} "
@@ -313,6 +534,8 @@ def check_weights(where: str, w: Any) -> np.ndarray:
             f"{where}: w must be finite; got {int((~finite).sum())} NaN/inf value(s), first at "
             f"[{r}, {c}]."
         )
+    if arr.dtype.itemsize > 8:
+        arr = cast_finite(where, "w", arr, np.float64)
     return arr
 
 
@@ -392,10 +615,20 @@ def quantize(w: Any, bits: int = 4, group_size: int = 128, *, symmetric: bool = 
     """
     bits = check_bits("quantize", bits)
     group_size = check_group_size("quantize", group_size)
+    if not isinstance(symmetric, (bool, np.bool_)):
+        raise InvalidInputError(
+            f"quantize: symmetric must be True or False; got {symmetric!r} "
+            f"({type(symmetric).__name__})."
+        )
     arr = check_weights("quantize", w)
     out, n_in = arr.shape
     ng = -(-n_in // group_size)
     n_pad = ng * group_size
+    # codes (uint8) and packed words for every row, plus a float64 block and its temporaries
+    check_allocation("quantize", float(out) * n_pad * (1 + bits / 8)
+                     + 4.0 * min(_ROW_BLOCK, out) * n_pad * 8,
+                     f"quantizing a ({out}, {n_in}) matrix in groups of {group_size}",
+                     "Use a smaller group_size (rows are padded to a multiple of it).")
     scales = np.empty((out, ng), dtype=np.float16)
     zeros = None if symmetric else np.empty((out, ng), dtype=np.float16)
     codes = np.empty((out, n_pad), dtype=np.uint8)
@@ -409,5 +642,5 @@ def quantize(w: Any, bits: int = 4, group_size: int = 128, *, symmetric: bool = 
         if zeros is not None:
             zeros[rows] = z
         codes[rows] = q.reshape(blk.shape[0], n_pad)
-    return QuantizedMatrix(pack_codes(codes, bits, group_size), scales, zeros, bits,
-                           group_size, n_in)
+    return QuantizedMatrix._adopt(pack_codes(codes, bits, group_size), scales, zeros, bits,
+                                  group_size, n_in)

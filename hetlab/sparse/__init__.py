@@ -15,7 +15,11 @@ Policies (each documented where it applies):
 * canonical CSR: column indices strictly increasing within a row; a raw-array CSR that is not
   is refused, COO and scipy input are sorted;
 * duplicates: added up (``duplicates="sum"``, default) or refused (``duplicates="refuse"``);
-* values: float32/float64, finite (NaN/inf refused), integers converted to float64.
+* values: float32/float64, finite (NaN/inf refused), integers converted to float64;
+  wider floats narrowed only when every value fits;
+* ownership: a container never shares a writable array with its caller: validated
+  construction copies, NumPy arrays are exposed read-only (copy one to modify it), and
+  ``to_scipy`` returns copies; indices are range-checked before any narrowing to int32.
 
 scipy and CuPy are imported only when a conversion needs them.
 """

@@ -11,16 +11,27 @@ from typing import Any
 
 import numpy as np
 
-from ..core.validation import array_module
+from ..core.validation import array_module, as_array, cast_finite
 from ..errors import InvalidInputError
 
-__all__ = ["INT32_MAX", "choose_index_dtype", "check_shape", "as_index_array", "as_values",
-           "check_in_range", "check_strictly_increasing_rows", "DUPLICATE_POLICIES"]
+__all__ = ["INT32_MAX", "INT64_MAX", "choose_index_dtype", "check_shape", "as_index_array",
+           "narrow_index", "as_values", "check_in_range", "check_strictly_increasing_rows",
+           "DUPLICATE_POLICIES", "check_duplicates"]
 
 INT32_MAX = int(np.iinfo(np.int32).max)
+INT64_MAX = int(np.iinfo(np.int64).max)
 
 #: what to do with repeated (row, col) entries: add them up, or raise
 DUPLICATE_POLICIES = ("sum", "refuse")
+
+
+def check_duplicates(who: str, duplicates: Any) -> str:
+    """Return ``duplicates`` after checking it is one of :data:`DUPLICATE_POLICIES`."""
+    if not isinstance(duplicates, str) or duplicates not in DUPLICATE_POLICIES:
+        raise InvalidInputError(
+            f"{who}: duplicates must be one of {DUPLICATE_POLICIES}; got {duplicates!r}."
+        )
+    return duplicates
 
 
 def choose_index_dtype(nnz: int, shape: tuple[int, int], requested: Any = None) -> np.dtype:
@@ -34,7 +45,12 @@ def choose_index_dtype(nnz: int, shape: tuple[int, int], requested: Any = None) 
     need64 = max(int(nnz), *map(int, shape)) > INT32_MAX
     if requested is None:
         return np.dtype(np.int64 if need64 else np.int32)
-    dt = np.dtype(requested)
+    try:
+        dt = np.dtype(requested)
+    except (TypeError, ValueError):
+        raise InvalidInputError(
+            f"sparse: index_dtype must be int32 or int64; got {requested!r}."
+        ) from None
     if dt not in (np.dtype(np.int32), np.dtype(np.int64)):
         raise InvalidInputError(f"sparse: index_dtype must be int32 or int64; got {dt}.")
     if dt == np.int32 and need64:
@@ -51,7 +67,8 @@ def check_shape(who: str, shape: Any) -> tuple[int, int]:
     except TypeError:
         dims = ()
     if len(dims) != 2 or not all(
-        isinstance(d, numbers.Integral) and not isinstance(d, bool) and int(d) >= 0 for d in dims
+        isinstance(d, numbers.Integral) and not isinstance(d, bool) and 0 <= int(d) < INT64_MAX
+        for d in dims
     ):
         raise InvalidInputError(
             f"{who}: shape must be a pair of non-negative ints (n_rows, n_cols); got {shape!r}."
@@ -59,37 +76,58 @@ def check_shape(who: str, shape: Any) -> tuple[int, int]:
     return int(dims[0]), int(dims[1])
 
 
-def as_index_array(who: str, name: str, a: Any, dtype: np.dtype | None = None) -> Any:
-    """Return ``a`` as a contiguous 1-D integer array (cast to ``dtype`` when given)."""
+def as_index_array(who: str, name: str, a: Any) -> Any:
+    """Return ``a`` as a fresh contiguous 1-D int64 array (exact: no value is changed).
+
+    Integers of any width are accepted; uint64 values beyond int64 are refused, floats
+    (even whole ones: ``2.5`` would be truncated) and bools are refused, so the range checks
+    that follow see the caller's values, never wrapped or truncated ones. An empty array of
+    any dtype counts as an empty index list.
+    """
     xp = array_module(a)
-    arr = xp.asarray(a)
+    arr = as_array(who, name, a)
     if arr.ndim != 1:
         raise InvalidInputError(f"{who}: {name} must be 1-D; got shape {tuple(arr.shape)}.")
-    if arr.dtype.kind not in "iu":
-        if arr.size == 0:
-            arr = arr.astype(np.int64)
-        else:
-            raise InvalidInputError(f"{who}: {name} must hold integers; got dtype {arr.dtype}.")
-    if dtype is not None and arr.dtype != dtype:
-        if arr.size and int(arr.max()) > np.iinfo(dtype).max:
-            raise InvalidInputError(f"{who}: {name} does not fit in {dtype}; use int64.")
-        arr = arr.astype(dtype)
-    return xp.ascontiguousarray(arr)
+    if arr.dtype.kind not in "iu" and arr.size:
+        raise InvalidInputError(
+            f"{who}: {name} must hold integers; got dtype {arr.dtype}. Convert whole-number "
+            f"floats with {name}.astype(numpy.int64) after checking them."
+        )
+    if arr.dtype.kind == "u" and arr.size and int(arr.max()) > INT64_MAX:
+        raise InvalidInputError(
+            f"{who}: {name} must be in [0, {INT64_MAX}] (int64); got {int(arr.max())}."
+        )
+    return xp.ascontiguousarray(arr.astype(xp.int64))
+
+
+def narrow_index(who: str, name: str, arr: Any, dtype: Any) -> Any:
+    """``arr`` (checked int64) in the index ``dtype``, refusing values that would not fit
+    (a narrowing cast must never wrap around); a fresh array."""
+    dt = np.dtype(dtype)
+    info = np.iinfo(dt)
+    if arr.size and (int(arr.min()) < info.min or int(arr.max()) > info.max):
+        raise InvalidInputError(
+            f"{who}: {name} must fit in {dt} ([{info.min}, {info.max}]); got values in "
+            f"[{int(arr.min())}, {int(arr.max())}]. Use index_dtype=numpy.int64."
+        )
+    return arr.astype(dt)
 
 
 def as_values(who: str, a: Any, n: int | None = None, *, ndim: int = 1) -> Any:
     """Return stored values as a contiguous float32/float64 array, checked finite.
 
-    Integers and bools become float64, float16 becomes float32; complex is refused.
+    Integers and bools become float64, float16 becomes float32; complex, object and strings
+    are refused. Wider floats (longdouble) become float64, refused when a value would
+    overflow it (finiteness is checked on the values as stored).
     """
     xp = array_module(a)
-    arr = xp.asarray(a)
+    arr = as_array(who, "data", a)
     kind = arr.dtype.kind
     if kind == "f":
         if arr.dtype.itemsize < 4:
             arr = arr.astype(xp.float32)
         elif arr.dtype.itemsize > 8:
-            arr = arr.astype(xp.float64)
+            arr = cast_finite(who, "data", arr, xp.float64)
     elif kind in "iub":
         arr = arr.astype(xp.float64)
     else:

@@ -4,6 +4,10 @@ They trade stored padding for regular access: what that costs shows in
 ``bytes_per_nonzero`` (counted over the matrix's true nonzeros, padding included in the bytes).
 All three keep explicit zeros where CSR had them; converting back gives the same dense matrix.
 Host (NumPy) arrays only.
+
+Ownership: the formats are built only by their ``from_csr`` methods, from fresh arrays that
+nothing else holds; they are exposed read-only, so a matrix never changes after it is built
+(``to_scipy`` returns writable copies).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.validation import check_int
+from ..core.validation import check_int, read_only
 from ..errors import InvalidInputError
 from ._checks import choose_index_dtype
 from .csr import CSR
@@ -33,7 +37,8 @@ class BSR:
     """Block sparse rows: dense ``R×C`` blocks where any entry of the block is stored.
 
     ``indptr`` (n_block_rows + 1) and ``indices`` (n_blocks) index blocks as CSR indexes
-    entries; ``data`` has shape (n_blocks, R, C). Build with :meth:`from_csr`.
+    entries; ``data`` has shape (n_blocks, R, C). Build with :meth:`from_csr`; it owns its
+    arrays (fresh, read-only).
     """
 
     __slots__ = ("blocksize", "data", "indices", "indptr", "nnz", "shape")
@@ -44,6 +49,10 @@ class BSR:
         """Block ``A`` (anything :func:`~hetlab.sparse.csr` accepts) into ``blocksize`` tiles,
         which must divide its shape."""
         A = _host_csr("sparse.BSR", A)
+        if not isinstance(blocksize, (tuple, list)) or len(blocksize) != 2:
+            raise InvalidInputError(
+                f"sparse.BSR: blocksize must be a pair of ints (R, C); got {blocksize!r}."
+            )
         R, C = (check_int("sparse.BSR", "blocksize", b, 1, 1 << 20) for b in blocksize)
         if A.shape[0] % R or A.shape[1] % C:
             raise InvalidInputError(
@@ -61,7 +70,8 @@ class BSR:
         indptr = np.zeros(nbr + 1, dtype=dt)
         indptr[1:] = np.cumsum(np.bincount(uniq // nbc, minlength=nbr))
         self = cls.__new__(cls)
-        self.indptr, self.indices, self.data = indptr, (uniq % nbc).astype(dt), data
+        self.indptr, self.indices = read_only(indptr), read_only((uniq % nbc).astype(dt))
+        self.data = read_only(data)
         self.shape, self.blocksize, self.nnz = A.shape, (R, C), A.nnz
         return self
 
@@ -99,10 +109,11 @@ class BSR:
         return self.tocsr().toarray()
 
     def to_scipy(self) -> Any:
-        """A ``scipy.sparse.bsr_array`` sharing the arrays."""
+        """A ``scipy.sparse.bsr_array`` of its own (writable copies of the arrays)."""
         import scipy.sparse
 
-        return scipy.sparse.bsr_array((self.data, self.indices, self.indptr), shape=self.shape,
+        return scipy.sparse.bsr_array((self.data.copy(), self.indices.copy(),
+                                       self.indptr.copy()), shape=self.shape,
                                       blocksize=self.blocksize)
 
 
@@ -113,6 +124,7 @@ class SELL:
     ``perm[p]`` is the original row at sorted position p; slice s holds positions
     ``s*C … s*C+C-1``, entry j of its r-th row at ``slice_ptr[s] + j*C + r``. Padding has
     column -1 and value 0. ELL is SELL with ``C = n_rows`` and ``sigma = 1`` (see :class:`ELL`).
+    Build with :meth:`from_csr`; it owns its arrays (fresh, read-only).
     """
 
     __slots__ = ("C", "cols", "nnz", "perm", "shape", "sigma", "slice_ptr", "vals")
@@ -124,7 +136,7 @@ class SELL:
         multiple of ``C`` (or 1: no sorting)."""
         A = _host_csr("sparse.SELL", A)
         n = A.shape[0]
-        C = check_int("sparse.SELL", "C", C, 1, 1 << 20)
+        C = check_int("sparse.SELL", "C", C, 1, max(1 << 20, n))
         sigma = check_int("sparse.SELL", "sigma", sigma, 1, 1 << 30)
         if sigma != 1 and sigma % C:
             raise InvalidInputError(
@@ -154,8 +166,10 @@ class SELL:
         dest = slice_ptr[p // C] + rank * C + p % C
         cols[dest], vals[dest] = A.indices, A.data
         self = cls.__new__(cls)
-        self.C, self.sigma, self.perm, self.slice_ptr = C, sigma, perm.astype(dt), slice_ptr
-        self.cols, self.vals, self.shape, self.nnz = cols, vals, A.shape, A.nnz
+        self.C, self.sigma = C, sigma
+        self.perm, self.slice_ptr = read_only(perm.astype(dt)), read_only(slice_ptr)
+        self.cols, self.vals = read_only(cols), read_only(vals)
+        self.shape, self.nnz = A.shape, A.nnz
         return self
 
     @property

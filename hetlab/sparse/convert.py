@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
+from ..core.validation import array_module, as_array
 from ..errors import InvalidInputError
-from ._checks import DUPLICATE_POLICIES
+from ._checks import as_index_array, check_duplicates
 from .coo import COO
 from .csr import CSR
 
@@ -65,10 +64,7 @@ def csr(A: Any, *, shape: Any = None, duplicates: str = "sum", index_dtype: Any 
     array([[0., 3.],
            [0., 0.]])
     """
-    if duplicates not in DUPLICATE_POLICIES:
-        raise InvalidInputError(
-            f"sparse.csr: duplicates must be one of {DUPLICATE_POLICIES}; got {duplicates!r}."
-        )
+    check_duplicates("sparse.csr", duplicates)
     if isinstance(A, CSR):
         return A if index_dtype is None else A.with_index_dtype(index_dtype)
     if isinstance(A, COO):
@@ -82,18 +78,23 @@ def csr(A: Any, *, shape: Any = None, duplicates: str = "sum", index_dtype: Any 
         return _from_scipy_like(A.tocsr(), duplicates, index_dtype)
     if isinstance(A, tuple) and len(A) == 2 and isinstance(A[1], tuple) and len(A[1]) == 2:
         data, (row, col) = A
-        if shape is None:
-            r, c = np.asarray(row), np.asarray(col)
-            shape = (int(r.max()) + 1 if r.size else 0, int(c.max()) + 1 if c.size else 0)
+        if shape is None:  # inferred from the checked coordinates (negatives: refused by COO)
+            r = as_index_array("sparse.csr", "row", row)
+            c = as_index_array("sparse.csr", "col", col)
+            shape = (max(int(r.max()) + 1, 0) if r.size else 0,
+                     max(int(c.max()) + 1, 0) if c.size else 0)
         return COO(row, col, data, shape).tocsr(duplicates=duplicates, index_dtype=index_dtype)
     if hasattr(A, "shape") or isinstance(A, (list, tuple)):
-        from ..core.validation import array_module
-
         xp = array_module(A)
-        dense = xp.asarray(A)
+        dense = as_array("sparse.csr", "A", A)
         if dense.ndim != 2:
             raise InvalidInputError(
                 f"sparse.csr: a dense A must be 2-D; got shape {tuple(dense.shape)}."
+            )
+        if dense.dtype.kind not in "fiub":
+            raise InvalidInputError(
+                "sparse.csr: a dense A must hold real numbers (float32/float64, or integers "
+                f"to convert); got dtype {dense.dtype}."
             )
         row, col = xp.nonzero(dense)
         return COO(row, col, dense[row, col], dense.shape).tocsr(index_dtype=index_dtype)

@@ -4,6 +4,9 @@ Duplicate policy: a (row, col) pair may appear several times in a COO. ``tocsr``
 the values up (``duplicates="sum"``, the default, as ``scipy.sparse`` does) or refuses them
 (``duplicates="refuse"``: :class:`~hetlab.errors.InvalidInputError` naming the first repeated
 pair). Entries need not be sorted; ``tocsr`` sorts them row-major.
+
+Ownership: a validated COO keeps private copies of its arrays (NumPy ones read-only), like
+:class:`~hetlab.sparse.CSR`.
 """
 
 from __future__ import annotations
@@ -13,15 +16,16 @@ from typing import Any
 
 import numpy as np
 
-from ..core.validation import array_module
+from ..core.validation import array_module, check_allocation, owned_copy, read_only
 from ..errors import InvalidInputError
 from ._checks import (
-    DUPLICATE_POLICIES,
     as_index_array,
     as_values,
+    check_duplicates,
     check_in_range,
     check_shape,
     choose_index_dtype,
+    narrow_index,
 )
 from .csr import CSR
 
@@ -39,7 +43,15 @@ class COO:
         Finite values; float32/float64 kept, integers converted to float64.
     shape : (int, int)
     check : bool, default True
-        Validate lengths, ranges and values.
+        Validate lengths, ranges and values, and copy; ``False`` adopts the arrays as given
+        (hetlab's own conversions).
+
+    Notes
+    -----
+    The container owns its arrays: a validated COO keeps private copies (``row``/``col`` in
+    the index dtype chosen by size, int32 whenever it fits; NumPy arrays read-only), so later
+    writes to the caller's arrays cannot change it. CuPy arrays are copied on their device.
+    Coordinates are range-checked on the caller's values, before any narrowing.
 
     Examples
     --------
@@ -55,7 +67,7 @@ class COO:
 
     def __init__(self, row: Any, col: Any, data: Any, shape: Any, *, check: bool = True) -> None:
         if not check:
-            self.row, self.col, self.data = row, col, data
+            self.row, self.col, self.data = map(read_only, (row, col, data))
             self.shape = (int(shape[0]), int(shape[1]))
             return
         who = "sparse.COO"
@@ -70,7 +82,10 @@ class COO:
         data = as_values(who, data, row.shape[0])
         check_in_range(who, "row", row, shape[0])
         check_in_range(who, "col", col, shape[1])
-        self.row, self.col, self.data, self.shape = row, col, data, shape
+        dt = choose_index_dtype(row.shape[0], shape)
+        self.row = read_only(narrow_index(who, "row", row, dt))
+        self.col = read_only(narrow_index(who, "col", col, dt))
+        self.data, self.shape = owned_copy(data), shape
 
     @property
     def nnz(self) -> int:
@@ -98,8 +113,12 @@ class COO:
         return COO(fn(self.row), fn(self.col), fn(self.data), self.shape, check=False)
 
     def toarray(self) -> Any:
-        """Dense array (repeated entries added up)."""
+        """Dense array (repeated entries added up); refused with InvalidInputError when it
+        would not fit in memory."""
         xp = array_module(self.data)
+        check_allocation("COO.toarray", float(self.shape[0]) * self.shape[1]
+                         * self.data.dtype.itemsize, f"a dense array of shape {self.shape}",
+                         "Keep the matrix sparse (e.g. tocsr()).")
         out = xp.zeros(self.shape, dtype=self.dtype)
         xp.add.at(out, (self.row, self.col), self.data)
         return out
@@ -114,10 +133,7 @@ class COO:
         index_dtype : {None, numpy.int32, numpy.int64}
             Default: chosen by size (int32 whenever it fits).
         """
-        if duplicates not in DUPLICATE_POLICIES:
-            raise InvalidInputError(
-                f"sparse: duplicates must be one of {DUPLICATE_POLICIES}; got {duplicates!r}."
-            )
+        check_duplicates("sparse", duplicates)
         xp = array_module(self.data)
         n_rows, n_cols = self.shape
         row = self.row.astype(xp.int64)
@@ -139,6 +155,8 @@ class COO:
                 data = xp.add.reduceat(data, starts)
                 row, col = row[starts], col[starts]
         dt = choose_index_dtype(row.shape[0], self.shape, index_dtype)
+        check_allocation("COO.tocsr", 8.0 * (n_rows + 1), f"indptr for {n_rows} rows",
+                         "Check the shape.")
         counts = xp.bincount(row, minlength=n_rows) if row.size else xp.zeros(n_rows, xp.int64)
         indptr = xp.zeros(n_rows + 1, dtype=dt)
         indptr[1:] = xp.cumsum(counts)
@@ -152,4 +170,5 @@ class COO:
         from .csr import _to_host
 
         h = self.map_arrays(_to_host)
-        return scipy.sparse.coo_array((h.data, (h.row, h.col)), shape=self.shape)
+        return scipy.sparse.coo_array((h.data.copy(), (h.row.copy(), h.col.copy())),
+                                      shape=self.shape)

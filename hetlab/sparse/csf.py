@@ -5,16 +5,21 @@ positions ``ptr1[i] … ptr1[i+1]-1`` of level 1, whose coordinates ``idx1`` are
 non-empty (i, j) fibers; position ``p`` of level 1 owns ``ptr2[p] … ptr2[p+1]-1`` of level 2,
 coordinates ``idx2`` (the ``k``) and values ``data``. Coordinates are strictly increasing within
 each fiber. Host (NumPy) arrays, int64 indices.
+
+Ownership: a CSF is built only by :meth:`CSF.from_coords` / :meth:`CSF.from_dense`, into
+fresh arrays (never the caller's), exposed read-only.
 """
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
 
+from ..core.validation import as_array, check_allocation, read_only
 from ..errors import InvalidInputError
-from ._checks import DUPLICATE_POLICIES, as_values
+from ._checks import INT64_MAX, as_values, check_duplicates
 
 __all__ = ["CSF"]
 
@@ -22,7 +27,8 @@ __all__ = ["CSF"]
 class CSF:
     """A 3-D sparse tensor as a fiber tree (dense i, compressed j, compressed k).
 
-    Build with :meth:`from_coords` or :meth:`from_dense`.
+    Build with :meth:`from_coords` or :meth:`from_dense`. The tensor owns its arrays: they
+    are fresh (never the caller's) and read-only.
     """
 
     __slots__ = ("data", "idx1", "idx2", "ptr1", "ptr2", "shape")
@@ -38,17 +44,17 @@ class CSF:
         (``"refuse"``); values must be finite.
         """
         who = "sparse.CSF"
-        if duplicates not in DUPLICATE_POLICIES:
-            raise InvalidInputError(
-                f"{who}: duplicates must be one of {DUPLICATE_POLICIES}; got {duplicates!r}."
-            )
+        check_duplicates(who, duplicates)
         try:
-            dims = tuple(int(d) for d in shape)
-        except (TypeError, ValueError):
+            dims = tuple(shape)
+        except TypeError:
             dims = ()
-        if len(dims) != 3 or min(dims) < 0:
+        if len(dims) != 3 or not all(
+                isinstance(d, numbers.Integral) and not isinstance(d, bool)
+                and 0 <= int(d) < INT64_MAX for d in dims):
             raise InvalidInputError(f"{who}: shape must be 3 non-negative ints; got {shape!r}.")
-        c = np.asarray(coords)
+        dims = tuple(int(d) for d in dims)
+        c = as_array(who, "coords", coords)
         if c.size == 0:
             c = c.reshape(0, 3).astype(np.int64)
         if c.ndim != 2 or c.shape[1] != 3 or c.dtype.kind not in "iu":
@@ -57,14 +63,16 @@ class CSF:
                 f"{tuple(c.shape)}."
             )
         vals = as_values(who, data, c.shape[0])
-        c = c.astype(np.int64)
-        for axis in range(3):
+        for axis in range(3):  # on the caller's values: before any cast could wrap them
             bad = (c[:, axis] < 0) | (c[:, axis] >= dims[axis])
             if bad.any():
                 raise InvalidInputError(
                     f"{who}: coords[:, {axis}] must be in [0, {dims[axis]}); got "
                     f"{int(c[np.flatnonzero(bad)[0], axis])}."
                 )
+        check_allocation(who, 8.0 * (dims[0] + 1), f"ptr1 for {dims[0]} slices",
+                         "Check the shape.")
+        c = c.astype(np.int64)
         order = np.lexsort((c[:, 2], c[:, 1], c[:, 0]))
         c, vals = c[order], vals[order]
         if c.shape[0] > 1:
@@ -91,13 +99,15 @@ class CSF:
         self.idx1 = c[heads, 1].copy()
         self.ptr2 = np.append(heads, nnz).astype(np.int64)
         self.idx2 = c[:, 2].copy()
-        self.data = vals
+        self.data = vals  # vals[order] above: a copy, never the caller's array
+        for name in ("ptr1", "idx1", "ptr2", "idx2", "data"):
+            setattr(self, name, read_only(getattr(self, name)))
         return self
 
     @classmethod
     def from_dense(cls, a: Any) -> CSF:
         """From a dense 3-D array (its nonzero entries)."""
-        arr = np.asarray(a)
+        arr = as_array("sparse.CSF", "a", a)
         if arr.ndim != 3:
             raise InvalidInputError(f"sparse.CSF: a must be 3-D; got shape {arr.shape}.")
         coords = np.argwhere(arr)
@@ -121,6 +131,9 @@ class CSF:
         return [(self.ptr1, self.idx1), (self.ptr2, self.idx2)]
 
     def toarray(self) -> np.ndarray:
+        check_allocation("CSF.toarray", float(np.prod([float(d) for d in self.shape]))
+                         * self.dtype.itemsize, f"a dense array of shape {self.shape}",
+                         "Keep the tensor sparse.")
         out = np.zeros(self.shape, dtype=self.dtype)
         i = np.repeat(np.arange(self.shape[0]), np.diff(self.ptr1))
         f = np.repeat(np.arange(self.idx1.size), np.diff(self.ptr2))

@@ -17,7 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from ..core.validation import array_module
+from ..core.validation import (
+    array_module,
+    cast_finite,
+    check_allocation,
+    owned_copy,
+    read_only,
+)
 from ..errors import InvalidInputError
 from ._checks import (
     as_index_array,
@@ -26,6 +32,7 @@ from ._checks import (
     check_shape,
     check_strictly_increasing_rows,
     choose_index_dtype,
+    narrow_index,
 )
 
 __all__ = ["CSR"]
@@ -47,14 +54,24 @@ class CSR:
     index_dtype : {None, numpy.int32, numpy.int64}
         Force the index dtype; default: chosen by size (int32 whenever it fits).
     check : bool, default True
-        Validate everything (O(nnz)); ``False`` is for hetlab's own conversions that produce
-        canonical arrays already.
+        Validate everything (O(nnz)) and copy; ``False`` is for hetlab's own conversions that
+        produce fresh canonical arrays already (adopted without a copy).
 
     Raises
     ------
     InvalidInputError
         Lengths that do not match, offsets that are not monotone, indices out of range,
-        unsorted or repeated within a row, NaN/inf values.
+        unsorted or repeated within a row, NaN/inf values, non-integer indices.
+
+    Notes
+    -----
+    The container owns its arrays: a validated construction (``check=True``) keeps private
+    copies of what it is given, and NumPy arrays are exposed read-only (``A.data[0] = 1``
+    raises ``ValueError: assignment destination is read-only``; take ``A.data.copy()``), so
+    nothing the caller still holds can change a validated matrix behind the kernels' back.
+    CuPy arrays are copied on their device (CuPy has no read-only flag). ``check=False`` and
+    :meth:`map_arrays` adopt the arrays they get without a copy, as read-only views.
+    Indices are range-checked on the caller's values before any narrowing to int32.
 
     Examples
     --------
@@ -74,12 +91,12 @@ class CSR:
     def __init__(self, indptr: Any, indices: Any, data: Any, shape: Any, *,
                  index_dtype: Any = None, check: bool = True) -> None:
         if not check:
-            self.indptr, self.indices, self.data = indptr, indices, data
+            self.indptr, self.indices, self.data = map(read_only, (indptr, indices, data))
             self.shape = (int(shape[0]), int(shape[1]))
             return
         who = "sparse.CSR"
         shape = check_shape(who, shape)
-        indices = as_index_array(who, "indices", indices)
+        indices = as_index_array(who, "indices", indices)  # int64, the caller's values
         dt = choose_index_dtype(indices.shape[0], shape, index_dtype)
         indptr = as_index_array(who, "indptr", indptr)
         if indptr.shape[0] != shape[0] + 1:
@@ -102,9 +119,10 @@ class CSR:
         data = as_values(who, data, nnz)
         check_in_range(who, "indices", indices, shape[1])
         check_strictly_increasing_rows(who, indptr, indices)
-        self.indptr = as_index_array(who, "indptr", indptr, dt)
-        self.indices = as_index_array(who, "indices", indices, dt)
-        self.data, self.shape = data, shape
+        # fresh arrays (narrow_index casts, owned_copy copies): nothing shared with the caller
+        self.indptr = read_only(narrow_index(who, "indptr", indptr, dt))
+        self.indices = read_only(narrow_index(who, "indices", indices, dt))
+        self.data, self.shape = owned_copy(data), shape
 
     # --- facts --------------------------------------------------------------------------
 
@@ -151,8 +169,28 @@ class CSR:
         return CSR(fn(self.indptr), fn(self.indices), fn(self.data), self.shape, check=False)
 
     def astype(self, dtype: Any) -> CSR:
-        """The same pattern with values cast to ``dtype`` (float32 or float64)."""
-        return CSR(self.indptr, self.indices, self.data.astype(dtype), self.shape, check=False)
+        """The same pattern with values cast to ``dtype`` (float32 or float64).
+
+        Raises
+        ------
+        InvalidInputError
+            ``dtype`` not float32/float64, or a value that would overflow it (e.g. 1e300 to
+            float32: it would become inf).
+        """
+        try:
+            dt = np.dtype(dtype)
+        except (TypeError, ValueError):
+            dt = None
+        # (``dt is None`` first: numpy compares ``dtype == None`` as float64)
+        if dt is None or dtype is None or dt not in (np.dtype(np.float32),
+                                                     np.dtype(np.float64)):
+            raise InvalidInputError(
+                f"CSR.astype: dtype must be float32 or float64; got {dtype!r}."
+            )
+        data = cast_finite("CSR.astype", "data", self.data, dt)
+        if data is self.data:
+            return self
+        return CSR(self.indptr, self.indices, data, self.shape, check=False)
 
     def with_index_dtype(self, dtype: Any) -> CSR:
         """The same matrix with int32 or int64 indices."""
@@ -166,8 +204,12 @@ class CSR:
         return xp.repeat(xp.arange(self.shape[0], dtype=self.index_dtype), self.row_lengths())
 
     def toarray(self) -> Any:
-        """Dense array of shape ``shape`` (on the matrix's device)."""
+        """Dense array of shape ``shape`` (on the matrix's device); refused with
+        InvalidInputError when it would not fit in memory."""
         xp = array_module(self.data)
+        check_allocation("CSR.toarray", float(self.shape[0]) * self.shape[1]
+                         * self.data.dtype.itemsize, f"a dense array of shape {self.shape}",
+                         "Keep the matrix sparse (e.g. use hl.spmv / to_scipy()).")
         out = xp.zeros(self.shape, dtype=self.dtype)
         out[self.row_ids(), self.indices] = self.data
         return out
@@ -183,18 +225,20 @@ class CSR:
         return self
 
     def to_scipy(self) -> Any:
-        """A ``scipy.sparse.csr_array`` sharing the host arrays (copied from a device)."""
+        """A ``scipy.sparse.csr_array`` of its own (writable copies of the arrays, from the
+        device when there)."""
         import scipy.sparse
 
         host = self.map_arrays(_to_host)
-        return scipy.sparse.csr_array((host.data, host.indices, host.indptr), shape=self.shape)
+        return scipy.sparse.csr_array((host.data.copy(), host.indices.copy(),
+                                       host.indptr.copy()), shape=self.shape)
 
     def to_cupy(self) -> Any:
         """A ``cupyx.scipy.sparse.csr_matrix`` on the current GPU (needs CuPy and a GPU)."""
         import cupy
         import cupyx.scipy.sparse
 
-        dev = self.map_arrays(cupy.asarray)
+        dev = self.map_arrays(lambda a: cupy.array(a, copy=True))  # its own arrays
         return cupyx.scipy.sparse.csr_matrix((dev.data, dev.indices, dev.indptr),
                                              shape=self.shape)
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.validation import as_array, cast_finite
 from ..errors import InvalidInputError
 from .csf import CSF
 from .csr import CSR
@@ -45,11 +46,13 @@ def _operand(name: str, x: Any) -> Any:
         from .convert import csr
 
         return csr(x)
-    arr = np.asarray(x)
+    arr = as_array("sparse.einsum", f"operand {name}", x)
     if arr.dtype.kind not in "fiub":
         raise InvalidInputError(
             f"sparse.einsum: operand {name} must be real; got dtype {arr.dtype}."
         )
+    if arr.dtype.kind == "f" and arr.dtype.itemsize > 8:  # longdouble: computed in float64
+        arr = cast_finite("sparse.einsum", f"operand {name}", arr, np.float64)
     if not np.isfinite(arr).all():
         raise InvalidInputError(f"sparse.einsum: operand {name} must be finite.")
     return arr

@@ -6,12 +6,15 @@ from typing import Any
 
 import numpy as np
 
+from ..core.validation import check_allocation, check_int
 from ..errors import InvalidInputError
 from .csr import CSR
 
 __all__ = ["make_matrix", "KINDS"]
 
 KINDS = ("banded", "laplacian3d", "powerlaw", "uniform", "mixed")
+#: largest ``n`` (and ``nnz_per_row``) accepted
+MAX_N = 1 << 40
 
 
 def _csr_from_row_counts(counts: np.ndarray, cols: np.ndarray, n_cols: int,
@@ -52,11 +55,24 @@ def make_matrix(n: int, rng: np.random.Generator, *, kind: str = "uniform",
     dtype : float32 or float64
         Values, uniform in [-1, 1) except for the Laplacian.
     """
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise InvalidInputError(f"make_matrix: kind must be one of {KINDS}; got {kind!r}.")
-    if n < 1:
-        raise InvalidInputError(f"make_matrix: n must be >= 1; got {n}.")
-    w = max(int(nnz_per_row), 1)
+    n = check_int("make_matrix", "n", n, 1, MAX_N)
+    w = check_int("make_matrix", "nnz_per_row", nnz_per_row, 0, MAX_N)
+    w = max(w, 1)
+    try:
+        dt = np.dtype(dtype)
+    except (TypeError, ValueError):
+        dt = None
+    if dt is None or dtype is None or dt not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise InvalidInputError(f"make_matrix: dtype must be float32 or float64; got {dtype!r}.")
+    if not isinstance(rng, np.random.Generator):
+        raise InvalidInputError(
+            f"make_matrix: rng must be a numpy.random.Generator (numpy.random.default_rng(0)); "
+            f"got {type(rng).__name__}."
+        )
+    check_allocation("make_matrix", 12.0 * n * min(w, n), f"about {n} × {w} entries",
+                     "Ask for fewer rows or entries per row.")
     if kind == "banded":
         offsets = np.arange(w, dtype=np.int64) - w // 2
         lo = np.clip(-offsets.min() - np.arange(n), 0, w)  # leading invalid offsets per row

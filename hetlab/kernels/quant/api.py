@@ -56,7 +56,8 @@ def gemv_q(qw: QuantizedMatrix, x: Any, *, device: Device = None,
     Raises
     ------
     InvalidInputError
-        qw not a QuantizedMatrix; x of the wrong length, dtype or with NaN/inf.
+        qw not a QuantizedMatrix; x of the wrong length, dtype or with NaN/inf, or with
+        values beyond float32 (the kernels' dtype: refused rather than turned into inf).
 
     Examples
     --------

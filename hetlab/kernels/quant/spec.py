@@ -37,7 +37,7 @@ import numpy as np
 
 from ...core.metrics import relative_error
 from ...core.spec import Cost, KernelSpec
-from ...core.validation import array_module
+from ...core.validation import array_module, as_array, cast_finite
 from ...errors import InvalidInputError
 from ...quant.formats import QuantizedMatrix, quantize
 from . import reference
@@ -94,9 +94,12 @@ def _check_qw(kernel: str, qw: Any) -> QuantizedMatrix:
 
 
 def _check_activations(kernel: str, name: str, a: Any, qw: QuantizedMatrix, ndim: int) -> Any:
-    """Float activations with last axis in_features → float32, zero-padded to padded_in."""
+    """Float activations with last axis in_features → float32, zero-padded to padded_in.
+
+    Finiteness is checked on the float32 values the kernels read: a float64 value beyond
+    float32's range (1e300) is refused rather than turned into inf."""
     xp = array_module(a)
-    arr = xp.asarray(a)
+    arr = as_array(kernel, name, a)
     if arr.dtype.kind != "f":
         raise InvalidInputError(
             f"{kernel}: {name} must be a float16/float32/float64 array; got dtype {arr.dtype}."
@@ -108,9 +111,7 @@ def _check_activations(kernel: str, name: str, a: Any, qw: QuantizedMatrix, ndim
             f"{kernel}: {name} must have shape {want} = {qw.in_features}; got shape "
             f"{tuple(arr.shape)}."
         )
-    if not bool(xp.isfinite(arr).all()):
-        raise InvalidInputError(f"{kernel}: {name} must be finite; got NaN or inf values.")
-    arr = arr.astype(xp.float32, copy=False)
+    arr = cast_finite(kernel, name, arr, xp.float32)
     pad = qw.padded_in - qw.in_features
     if pad:
         widths = [(0, 0)] * (ndim - 1) + [(0, pad)]

@@ -35,7 +35,8 @@ def spmv(A: Any, x: Any, *, device: Device = None, keep_on_device: bool = False)
     A : CSR or anything :func:`hetlab.sparse.csr` accepts, shape (n_rows, n_cols)
         scipy/cupyx matrices and COO are converted (sorted; duplicates added up).
     x : array-like of shape (n_cols,)
-        Cast to ``A``'s value dtype; must be finite.
+        Cast to ``A``'s value dtype; must be finite in it (a float64 ``1e300`` for a
+        float32 matrix is refused, not turned into inf).
     device : {"numpy", "numba", "cupy"} or Backend, optional
         Where to run; default: where ``A`` lives (the host → ``"numpy"``).
     keep_on_device : bool, default False
@@ -51,7 +52,7 @@ def spmv(A: Any, x: Any, *, device: Device = None, keep_on_device: bool = False)
     ------
     InvalidInputError
         An invalid matrix (unsorted raw CSR, out-of-range index, NaN), a wrong length of
-        ``x``, NaN/inf in ``x``.
+        ``x``, NaN/inf in ``x`` or values beyond ``A``'s dtype.
 
     Examples
     --------

@@ -15,7 +15,7 @@ import numpy as np
 
 from ...core.metrics import relative_error
 from ...core.spec import Cost, KernelSpec
-from ...core.validation import array_module, as_float_array
+from ...core.validation import array_module, as_float_array, cast_finite
 from ...errors import InvalidInputError
 from ...sparse import CSR, csr, make_matrix
 from . import reference
@@ -36,7 +36,8 @@ def _matrix(kernel: str, name: str, A: Any) -> CSR:
 
 
 def _dense(kernel: str, name: str, a: Any, shape: tuple[int | None, ...], A: CSR) -> Any:
-    """``a`` as a contiguous array of ``shape`` (None: any length) in ``A``'s dtype, finite."""
+    """``a`` as a contiguous array of ``shape`` (None: any length) in ``A``'s dtype, finite
+    in that dtype (a float64 1e300 cast to a float32 matrix's dtype would be inf: refused)."""
     arr = as_float_array(kernel, name, a)
     want = "(" + ", ".join("k" if s is None else str(s) for s in shape) + (",)" if len(
         shape) == 1 else ")")
@@ -47,12 +48,7 @@ def _dense(kernel: str, name: str, a: Any, shape: tuple[int | None, ...], A: CSR
             f"got shape {tuple(arr.shape)}."
         )
     xp = array_module(arr)
-    if arr.size and not bool(xp.isfinite(arr).all()):
-        raise InvalidInputError(
-            f"{kernel}: {name} must be finite; got {int((~xp.isfinite(arr)).sum())} NaN/inf "
-            "value(s)."
-        )
-    return xp.ascontiguousarray(arr.astype(A.dtype, copy=False))
+    return xp.ascontiguousarray(cast_finite(kernel, name, arr, A.dtype))
 
 
 def rel_diff(result: Any, expected: Any) -> float:

@@ -35,7 +35,7 @@ def sparse_conv3d(voxels: Any, features: Any, weights: Any, *, kernel_size: int 
     features : array-like of shape (n, C_in)
         float32/float64 (integers → float64), finite.
     weights : array-like of shape (kernel_size**3, C_in, C_out)
-        Cast to the features' dtype.
+        Cast to the features' dtype; must be finite in it.
     kernel_size : int, default 3
         K, 1 ≤ K ≤ 7.
     stride : int, default 1
@@ -45,7 +45,9 @@ def sparse_conv3d(voxels: Any, features: Any, weights: Any, *, kernel_size: int 
         once per layer class and caches the choice
         (``hetlab.kernels.sparseconv.numba.TUNER.cache``). The numpy reference ignores it.
     device, keep_on_device
-        As in :func:`hetlab.spmv` (``"numpy"``: the dense-grid reference, small sizes only).
+        As in :func:`hetlab.spmv` (``"numpy"``: the dense-grid reference, small sizes only:
+        a grid over the voxels' bounding box beyond 4 GiB is refused with
+        InvalidInputError; use ``"numba"`` there).
 
     Returns
     -------

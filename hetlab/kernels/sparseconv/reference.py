@@ -3,14 +3,44 @@
 The features are scattered into a dense grid spanning the input voxels (zeros elsewhere); each
 output voxel then sums, over the K³ kernel offsets, the grid cell it reaches times that
 offset's weight matrix. No hashing and no kernel map: independent of the fast paths.
-Small sizes only (the grid is dense).
+Small sizes only (the grid is dense): a grid above :data:`MAX_GRID_BYTES` (or above this
+machine's memory) is refused before anything is allocated.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["sparse_conv3d", "kernel_offsets", "output_coords"]
+from ...core.validation import physical_memory
+from ...errors import InvalidInputError
+
+__all__ = ["sparse_conv3d", "kernel_offsets", "output_coords", "grid_bytes", "MAX_GRID_BYTES"]
+
+#: largest dense grid the reference allocates (float64 cells × input channels)
+MAX_GRID_BYTES = 4 << 30
+
+
+def grid_bytes(voxels: np.ndarray, c_in: int) -> int:
+    """Bytes of the reference's dense float64 grid: the voxels' bounding box × ``c_in``
+    (exact Python integers: never overflows)."""
+    if voxels.shape[0] == 0:
+        return 0
+    ext = voxels.max(axis=0).astype(np.int64) - voxels.min(axis=0).astype(np.int64) + 1
+    return int(ext[0]) * int(ext[1]) * int(ext[2]) * max(int(c_in), 1) * 8
+
+
+def _check_grid(voxels: np.ndarray, c_in: int) -> None:
+    need = grid_bytes(voxels, c_in)
+    limit = min(MAX_GRID_BYTES, physical_memory() or MAX_GRID_BYTES)
+    if need > limit:
+        ext = tuple(int(e) for e in voxels.max(axis=0).astype(np.int64)
+                    - voxels.min(axis=0).astype(np.int64) + 1)
+        raise InvalidInputError(
+            f"sparse_conv3d: the numpy reference builds a dense grid over the voxels' bounding "
+            f"box {ext} × {c_in} channels, which would take {need / 2**30:.4g} GiB (limit "
+            f"{limit / 2**30:.4g} GiB); got voxels spanning that box. Use device=\"numba\", "
+            "whose hashed kernel map needs memory only for the occupied voxels."
+        )
 
 
 def kernel_offsets(kernel_size: int) -> np.ndarray:
@@ -38,6 +68,7 @@ def sparse_conv3d(voxels: np.ndarray, features: np.ndarray, weights: np.ndarray,
     out = np.zeros((out_v.shape[0], c_out), dtype=features.dtype)
     if voxels.shape[0] == 0:
         return out_v, out
+    _check_grid(voxels, features.shape[1])
     offs = kernel_offsets(kernel_size)
     lo = voxels.min(axis=0).astype(np.int64)
     ext = voxels.max(axis=0).astype(np.int64) - lo + 1

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ...core.spec import Cost, KernelSpec
-from ...core.validation import as_float_array, check_int, check_points
+from ...core.validation import as_array, as_float_array, cast_finite, check_int, check_points
 from ...errors import InvalidInputError
 from . import reference
 
@@ -28,17 +28,18 @@ def voxelize(points: Any, voxel_size: float) -> np.ndarray:
 def _validate(voxels: Any, features: Any, weights: Any, kernel_size: Any = 3, stride: Any = 1,
               dataflow: Any = "auto") -> dict[str, Any]:
     k = "sparse_conv3d"
-    v = np.asarray(voxels)
+    v = as_array(k, "voxels", voxels)
     if v.ndim != 2 or v.shape[1] != 3 or (v.size and v.dtype.kind not in "iu"):
         raise InvalidInputError(
             f"{k}: voxels must be integers of shape (n, 3); got {v.dtype} {tuple(v.shape)}."
         )
-    v = np.ascontiguousarray(v.astype(np.int32))
+    # the range is checked on the caller's values, before the cast to int32 could wrap them
     if v.size and (int(v.min()) < -_LIMIT or int(v.max()) >= _LIMIT):
         raise InvalidInputError(
             f"{k}: voxels must lie in [-{_LIMIT}, {_LIMIT}); got {int(v.min())} … "
             f"{int(v.max())}."
         )
+    v = np.ascontiguousarray(v.astype(np.int32))
     if v.shape[0] > 1:
         uniq = np.unique(v, axis=0)
         if uniq.shape[0] != v.shape[0]:
@@ -60,14 +61,14 @@ def _validate(voxels: Any, features: Any, weights: Any, kernel_size: Any = 3, st
             f"{k}: weights must have shape (kernel_size**3={ks**3}, C_in={f.shape[1]}, C_out);"
             f" got {tuple(w.shape)}."
         )
-    for name, a in (("features", f), ("weights", w)):
-        if a.size and not np.isfinite(a).all():
-            raise InvalidInputError(f"{k}: {name} must be finite; got NaN/inf.")
-    if dataflow not in DATAFLOW_CHOICES:
+    f = cast_finite(k, "features", f, f.dtype)
+    # weights are cast to the features' dtype: finite in that dtype (1e300 → float32 is inf)
+    w = cast_finite(k, "weights", w, f.dtype)
+    if not isinstance(dataflow, str) or dataflow not in DATAFLOW_CHOICES:
         raise InvalidInputError(f"{k}: dataflow must be one of {DATAFLOW_CHOICES}; got "
                                 f"{dataflow!r}.")
     return {"voxels": v, "features": np.ascontiguousarray(f),
-            "weights": np.ascontiguousarray(w.astype(f.dtype)), "kernel_size": ks,
+            "weights": np.ascontiguousarray(w), "kernel_size": ks,
             "stride": s, "dataflow": dataflow}
 
 
