@@ -557,3 +557,28 @@ def test_bad_input_raises_a_hetlab_error(call, message, device, monkeypatch):
     with pytest.raises(HetlabError, match=message) as info:
         call()
     assert isinstance(info.value, InvalidInputError)
+
+
+@pytest.mark.parametrize("how", ["copy", "deepcopy", "pickle"])
+def test_copies_and_pickles_of_containers_stay_read_only(how):
+    import copy
+    import pickle
+
+    from hetlab import quant, sparse
+
+    A = sparse.CSR([0, 2, 2, 3], [0, 2, 1], [1.0, 2.0, 3.0], shape=(3, 3))
+    things = [A, A.tocoo() if hasattr(A, "tocoo") else A,
+              quant.quantize(np.ones((4, 128), np.float32), bits=4, group_size=128)]
+    dup = {"copy": copy.copy, "deepcopy": copy.deepcopy,
+           "pickle": lambda o: pickle.loads(pickle.dumps(o))}[how]
+    for thing in things:
+        twin = dup(thing)
+        arrays = [v for v in vars_of(twin) if isinstance(v, np.ndarray)]
+        assert arrays and not any(a.flags.writeable for a in arrays), type(thing).__name__
+        with pytest.raises(ValueError, match="read-only"):
+            arrays[0][...] = 0
+
+
+def vars_of(obj):
+    names = [n for k in type(obj).__mro__ for n in getattr(k, "__slots__", ())]
+    return [getattr(obj, n, None) for n in names] + list(getattr(obj, "__dict__", {}).values())

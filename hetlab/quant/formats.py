@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.owned import OwnsArrays
 from ..core.validation import (
     array_module,
     as_array,
@@ -144,7 +145,7 @@ def unpack_codes(qweight: np.ndarray, bits: int, group_size: int) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class QuantizedMatrix:
+class QuantizedMatrix(OwnsArrays):
     """A weight matrix of shape ``(out_features, in_features)`` in a group-wise integer format.
 
     Attributes

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.owned import OwnsArrays
 from ..core.validation import check_int, read_only
 from ..errors import InvalidInputError
 from ._checks import choose_index_dtype
@@ -33,7 +34,7 @@ def _host_csr(who: str, A: Any) -> CSR:
     return A
 
 
-class BSR:
+class BSR(OwnsArrays):
     """Block sparse rows: dense ``R×C`` blocks where any entry of the block is stored.
 
     ``indptr`` (n_block_rows + 1) and ``indices`` (n_blocks) index blocks as CSR indexes
@@ -117,7 +118,7 @@ class BSR:
                                       blocksize=self.blocksize)
 
 
-class SELL:
+class SELL(OwnsArrays):
     """SELL-C-σ: rows sorted by length inside windows of ``sigma`` rows, cut into slices of
     ``C`` rows, each slice padded to its longest row and stored column by column.
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.owned import OwnsArrays
 from ..core.validation import array_module, check_allocation, owned_copy, read_only
 from ..errors import InvalidInputError
 from ._checks import (
@@ -32,7 +33,7 @@ from .csr import CSR
 __all__ = ["COO"]
 
 
-class COO:
+class COO(OwnsArrays):
     """Entries as three equal-length arrays ``row``, ``col``, ``data``.
 
     Parameters

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.owned import OwnsArrays
 from ..core.validation import as_array, check_allocation, read_only
 from ..errors import InvalidInputError
 from ._checks import INT64_MAX, as_values, check_duplicates
@@ -24,7 +25,7 @@ from ._checks import INT64_MAX, as_values, check_duplicates
 __all__ = ["CSF"]
 
 
-class CSF:
+class CSF(OwnsArrays):
     """A 3-D sparse tensor as a fiber tree (dense i, compressed j, compressed k).
 
     Build with :meth:`from_coords` or :meth:`from_dense`. The tensor owns its arrays: they

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.owned import OwnsArrays
 from ..core.validation import (
     array_module,
     cast_finite,
@@ -38,7 +39,7 @@ from ._checks import (
 __all__ = ["CSR"]
 
 
-class CSR:
+class CSR(OwnsArrays):
     """A canonical CSR matrix (validated at construction).
 
     Parameters
