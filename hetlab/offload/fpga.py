@@ -270,7 +270,7 @@ class FpgaVariant(Variant):
         return "\n".join(kernel_source(self.name, n, report_ids, verdicts, 1)
                          for n in self.nests)
 
-    def compile(self) -> Any:
+    def _build(self) -> Any:
         if self._compiled is None:
             lib = self.library()
             ns = self.namespace
