@@ -270,9 +270,26 @@ class _Pass:
             while isinstance(base, (ast.Subscript, ast.Attribute)):
                 base = base.value
             # a list element or an attribute keeps a reference; an array element copies
-            if isinstance(base, ast.Name) and base.id in self.roots and (
-                    base.id in self.lists or isinstance(target, ast.Attribute)):
+            # its value. ``c[0] = a`` with ``a`` a parameter, global or unknown storage: ``c``
+            # may be a list now holding ``a``
+            if not (isinstance(base, ast.Name) and base.id in self.roots):
+                return
+            if base.id in self.lists or isinstance(target, ast.Attribute):
                 self.roots[base.id] |= value - {_OWN}
+            elif value_node is not None and self._bare(value_node):
+                self.roots[base.id] |= {r for r in value if r == UNKNOWN or (
+                    (r not in self.roots or r in self.params) and r != _OWN)}
+
+    @staticmethod
+    def _bare(node: ast.AST) -> bool:
+        """A value that is a reference to storage (a name, or a display/choice of names)."""
+        if isinstance(node, ast.Name):
+            return True
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return any(_Pass._bare(e) for e in node.elts)
+        if isinstance(node, ast.IfExp):
+            return _Pass._bare(node.body) or _Pass._bare(node.orelse)
+        return False
 
     def stmt(self, s: ast.stmt) -> None:
         if isinstance(s, ast.Assign):

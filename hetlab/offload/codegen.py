@@ -245,17 +245,16 @@ def transform(fn: Callable[..., Any] | Report, loops: Iterable[str | int] = (), 
     -------
     Variant
         ``variant.source`` is the generated code; ``variant.compile()`` the callable, with
-        ``fn``'s signature. A variant that offloads anything assumes that arrays ``fn``
-        writes share no memory with its other arguments; its callable checks that at every
-        call (``variant.compile(on_alias="serial")`` runs the original function instead of
-        raising).
+        ``fn``'s signature. Variants assume (as the analysis does) that arrays ``fn`` writes
+        share no memory with its other arguments; the callable checks that at every call
+        and raises :class:`~hetlab.errors.InvalidInputError` naming the two arguments
+        (``variant.compile(on_alias="serial")`` runs the original function instead).
     """
     report = fn if isinstance(fn, Report) else analyze(fn)
     variant = _transform(report, loops, target=target, parallel=parallel, transfers=transfers,
                          blocks=blocks, array_module=array_module, args=args, unroll=unroll,
                          board=board)
-    if variant.loops or variant.blocks or variant.target != "numba" or parallel:
-        variant.guard = alias_guard(report)
+    variant.guard = alias_guard(report)  # the analysis behind every variant assumed it
     return variant
 
 
