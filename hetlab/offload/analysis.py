@@ -312,7 +312,12 @@ def analyze(fn: Callable[..., Any] | FunctionSource) -> Report:
         reductions, carried dependences (with distance vectors) and the verdict. Constructs
         that cannot be analyzed (while loops, unknown calls, attributes) make the loops around
         them ``"unsupported"``; nothing is raised for them. The analysis is conservative:
-        when unsure, sequential. Array arguments are assumed not to alias one another.
+        when unsure, sequential. Array arguments are assumed not to alias one another
+        (compiled variants check that at every call); names bound inside the function to
+        views or aliases (``b = a[1:]``, ``a.T``, ``a.reshape(…)``, ``f(a)``), hidden writes
+        (``np.add.at``, ``np.copyto``, ``out=``, ``np.random.*``) and subscripts that may be
+        negative (``a[-i]`` wraps around) keep a loop sequential or unsupported, with the
+        reason.
         ``report.blocks`` lists the nests recognized as function blocks (matmul, matvec, dot,
         axpy, transpose) with the NumPy call each maps to (:mod:`hetlab.offload.blocks`).
 

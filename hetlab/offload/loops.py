@@ -114,7 +114,8 @@ class _Walker:
                   and not isinstance(self.ns.get(f.id), types.FunctionType)) \
                 or (isinstance(f, ast.Attribute) and self.is_module(f))
             if not ok:
-                self.problem(f"call to unknown function {ast.unparse(f)}()", node)
+                self.problem(f"call to unknown function {ast.unparse(f)}() (it may write its "
+                             "arguments or hidden state)", node)
             else:
                 self.hidden(node)
             for a in node.args:

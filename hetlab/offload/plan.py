@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import InvalidInputError
 from .analysis import Report
-from .codegen import Variant, transform, wrap_like
+from .codegen import Variant, alias_guard, transform, wrap_like
 from .ga import GAResult
 from .measure import Measurement
 
@@ -94,7 +94,10 @@ class Plan:
         :class:`~hetlab.errors.InvalidInputError` naming the two arguments;
         ``on_alias="serial"`` runs the original function on it instead.
         """
-        return wrap_like(self.report.source.fn, self.variant().compile(on_alias))
+        variant = self.variant()
+        if variant.guard is None:  # built elsewhere (a worker, an older plan): check anyway
+            variant.guard = alias_guard(self.report)
+        return wrap_like(self.report.source.fn, variant.compile(on_alias))
 
     def source(self, target: str | None = None) -> str:
         """The generated source of the chosen variant (or of another searched target's)."""
