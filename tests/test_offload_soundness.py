@@ -93,3 +93,36 @@ def test_parallel_2d_loops_are_order_independent(n, tri, wi, wj, ri, rj, swap):
         got = A.copy()
         ns["k"](got)
         np.testing.assert_array_equal(got, want, err_msg=f"{loop.id} parallel?\n{src}")
+
+
+def _signed_sub(coef: int, var: str, off: int) -> str:
+    return f"{coef} * {var} + ({off})" if coef else f"({off})"
+
+
+@settings(max_examples=150, deadline=None)
+@given(lo=st.integers(0, 4), trips=st.integers(1, 10), step=st.sampled_from([1, 2, 3]),
+       w=st.tuples(st.integers(-2, 2), st.integers(-8, 6)),
+       r=st.tuples(st.integers(-2, 2), st.integers(-8, 6)))
+def test_wrap_around_subscripts_are_never_parallel_when_order_matters(lo, trips, step, w, r):
+    """Negative subscripts wrap to the end of the array (``A[-i]`` is ``A[n - i]``): a loop
+    called parallel must give the same result run backwards, wrap-around included."""
+    hi = lo + trips * step
+    wsub, rsub = _signed_sub(w[0], "i", w[1]), _signed_sub(r[0], "i", r[1])
+    src = (f"def k(A, B):\n    for i in range({lo}, {hi}, {step}):\n"
+           f"        A[{wsub}] = 0.5 * A[{rsub}] + B[i]\n")
+    verdict = offload.analyze(_load(src)).loops[0].verdict
+    touched = [c * i + o for i in range(lo, hi, step) for c, o in (w, r)]
+    n = max(hi, *(x + 1 for x in touched), *(-x for x in touched))  # tight: wraps collide
+    rng = np.random.default_rng(2)
+    A, B = rng.random(n), rng.random(n)
+    fwd, rev = {}, {}
+    exec(src, fwd)
+    exec(src.replace(f"range({lo}, {hi}, {step})",
+                     f"list(range({lo}, {hi}, {step}))[::-1]"), rev)
+    a1, a2 = A.copy(), A.copy()
+    fwd["k"](a1, B)
+    rev["k"](a2, B)
+    if verdict == "parallel":
+        np.testing.assert_array_equal(a1, a2, err_msg=src)
+    else:
+        assert verdict == "sequential", src

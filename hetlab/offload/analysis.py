@@ -9,8 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .aliases import AliasInfo, alias_info
 from .blocks import Block, find_blocks
-from .deps import Dependence, carried_dependences
+from .deps import Dependence, carried_dependences, unmodelable_subscripts
 from .loops import SAFE_BUILTINS, Loop, LoopTree, build_tree
 from .scalars import exposed_reads, live_after, reduction_op, written_names
 from .source import FunctionSource, read_function
@@ -76,6 +77,13 @@ class Report:
     source: FunctionSource = field(repr=False)
     #: function blocks: nests recognized as a library routine (:mod:`hetlab.offload.blocks`)
     blocks: list[Block] = field(default_factory=list)
+    #: which names may share storage, which parameters may be written (:mod:`.aliases`)
+    aliases: AliasInfo = field(default=None, repr=False)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.aliases is None:
+            self.aliases = alias_info(self.source.tree, self.source.namespace,
+                                      self.source.first_line)
 
     @property
     def parallelizable(self) -> list[LoopReport]:
@@ -153,8 +161,56 @@ def _bounds(loop: Loop) -> str:
     return ast.unparse(loop.node.iter)
 
 
+def _bind_targets(node: ast.AST) -> list[ast.AST]:
+    """The targets a statement or expression (re)binds (not augmented assignments)."""
+    if isinstance(node, ast.Assign):
+        return list(node.targets)
+    if isinstance(node, (ast.AnnAssign, ast.For, ast.NamedExpr)):
+        return [node.target]
+    if isinstance(node, ast.With):
+        return [i.optional_vars for i in node.items if i.optional_vars is not None]
+    return []
+
+
+def _alias_reasons(loop: Loop, accs: list[Any], aliases: AliasInfo,
+                   namespace: dict[str, Any]) -> list[str]:
+    """Why storage written in ``loop`` may be reached under two names (or a name that changes
+    from one iteration to the next), which the dependence test cannot see: views and aliases
+    made inside the function (``b = a[1:]``, ``b = a.T``, ``b = f(a)``)."""
+    body = loop.node.body
+    stored = {a.array for a in accs if a.write}
+    stored |= {n.target.id for s in body for n in ast.walk(s)
+               if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)}
+    touched = {a.array for a in accs} | {
+        n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name)
+        and n.id not in SAFE_BUILTINS and not isinstance(namespace.get(n.id), types.ModuleType)}
+    rebound = {n.id for s in body for node in ast.walk(s)
+               if not isinstance(node, ast.AugAssign)
+               for t in _bind_targets(node) for n in ast.walk(t)
+               if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    reasons: list[str] = []
+    for x in sorted(stored):
+        if x in rebound and not aliases.is_fresh(x) and x in aliases.roots:
+            reasons.append(f"{x} is written and bound anew inside the loop to storage that is "
+                           f"not freshly allocated{aliases.why(x)}: iterations may write the "
+                           "same elements")
+        elif x in aliases.containers:
+            reasons.append(f"{x} is a list or tuple{aliases.why(x)} whose elements may be the "
+                           "same array: its element accesses cannot be told apart")
+        elif x in aliases.roots and "?" in aliases.roots_of(x):
+            reasons.append(f"{x} may not be freshly allocated storage{aliases.why(x)} (the "
+                           "analysis cannot tell what it refers to)")
+        for y in sorted(touched - {x}):
+            if aliases.may_alias(x, y):
+                reasons.append(f"{x} (written) may share memory with {y}"
+                               f"{aliases.why(x) or aliases.why(y)}: a view or alias the "
+                               "dependence test cannot follow")
+    return reasons
+
+
 def _analyze_loop(loop: Loop, loops: list[Loop], tree: LoopTree,
-                  namespace: dict[str, Any]) -> LoopReport:
+                  namespace: dict[str, Any], aliases: AliasInfo,
+                  nonneg: frozenset[str]) -> LoopReport:
     body = loop.node.body
     accs = [a for a in tree.accesses if loop.index in a.loops]
     written = written_names(body)
@@ -194,14 +250,40 @@ def _analyze_loop(loop: Loop, loops: list[Loop], tree: LoopTree,
             rep.reductions[s] = op
         else:
             reasons.append(f"scalar {s} carries a value from one iteration to the next")
-    deps = carried_dependences(loop, loops, tree.accesses, written, private)
+    alias_why = _alias_reasons(loop, accs, aliases, namespace)
+    private -= {p for p in private if not aliases.is_fresh(p)}  # views are not private copies
+    accesses, wrap_why = unmodelable_subscripts(loop, loops, tree.accesses, written, nonneg)
+    deps = carried_dependences(loop, loops, accesses, written, private)
     rep.dependences = deps
-    reasons += [str(d) for d in deps]
+    reasons += [str(d) for d in deps] + wrap_why + alias_why
     if reasons:
         rep.verdict, rep.reasons = SEQUENTIAL, reasons
     elif rep.reductions:
         rep.verdict = REDUCTION
     return rep
+
+
+def _size_names(tree: ast.FunctionDef) -> frozenset[str]:
+    """Names every assignment of which is a size (``A.shape[0]``, ``len(x)``, ``A.size``):
+    never negative."""
+    def size(node: ast.AST) -> bool:
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
+            return node.value.attr == "shape"
+        if isinstance(node, ast.Attribute):
+            return node.attr == "size"
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id == "len"
+
+    ok: dict[str, bool] = {}
+    for n in ast.walk(tree):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
+            n, (ast.AugAssign, ast.AnnAssign, ast.For)) else []
+        for t in targets:
+            for name in (x for x in ast.walk(t) if isinstance(x, ast.Name)):
+                good = isinstance(n, ast.Assign) and t is name and size(n.value)
+                ok[name.id] = ok.get(name.id, True) and good
+    params = {a.arg for a in (*tree.args.posonlyargs, *tree.args.args)}
+    return frozenset(k for k, v in ok.items() if v and k not in params)
 
 
 def _descendants(loop: Loop, loops: list[Loop]) -> list[int]:
@@ -230,7 +312,12 @@ def analyze(fn: Callable[..., Any] | FunctionSource) -> Report:
         reductions, carried dependences (with distance vectors) and the verdict. Constructs
         that cannot be analyzed (while loops, unknown calls, attributes) make the loops around
         them ``"unsupported"``; nothing is raised for them. The analysis is conservative:
-        when unsure, sequential. Array arguments are assumed not to alias one another.
+        when unsure, sequential. Array arguments are assumed not to alias one another
+        (compiled variants check that at every call); names bound inside the function to
+        views or aliases (``b = a[1:]``, ``a.T``, ``a.reshape(…)``, ``f(a)``), hidden writes
+        (``np.add.at``, ``np.copyto``, ``out=``, ``np.random.*``) and subscripts that may be
+        negative (``a[-i]`` wraps around) keep a loop sequential or unsupported, with the
+        reason.
         ``report.blocks`` lists the nests recognized as function blocks (matmul, matvec, dot,
         axpy, transpose) with the NumPy call each maps to (:mod:`hetlab.offload.blocks`).
 
@@ -248,6 +335,9 @@ def analyze(fn: Callable[..., Any] | FunctionSource) -> Report:
     """
     src = fn if isinstance(fn, FunctionSource) else read_function(fn)
     tree = build_tree(src.tree, src.namespace, src.first_line)
-    reports = [_analyze_loop(lp, tree.loops, tree, src.namespace) for lp in tree.loops]
+    aliases = alias_info(src.tree, src.namespace, src.first_line)
+    nonneg = _size_names(src.tree)
+    reports = [_analyze_loop(lp, tree.loops, tree, src.namespace, aliases, nonneg)
+               for lp in tree.loops]
     return Report(src.name, src.params, reports, tree.notes, src,
-                  find_blocks(tree.loops))
+                  find_blocks(tree.loops), aliases)

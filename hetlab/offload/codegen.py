@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import InvalidInputError
 from .analysis import Report, analyze
+from .guard import AliasGuard, check_on_alias
 
 __all__ = ["Variant", "transform", "for_nodes", "TARGETS"]
 
@@ -53,9 +54,34 @@ class Variant:
     #: ids of the function blocks replaced by library calls
     blocks: tuple[str, ...] = ()
     _compiled: Callable[..., Any] | None = field(default=None, repr=False)
+    #: the no-alias assumption checked at every call (None: nothing assumed, or rebuilt
+    #: from source in a worker)
+    guard: AliasGuard | None = field(default=None, repr=False)
 
-    def compile(self) -> Callable[..., Any]:
-        """The variant's callable (built once: exec of :attr:`source`; numba compiles lazily)."""
+    def compile(self, on_alias: str = "raise") -> Callable[..., Any]:
+        """The variant's callable (built once: exec of :attr:`source`; numba compiles lazily).
+
+        Parameters
+        ----------
+        on_alias : {"raise", "serial"}
+            What a call does when an array the function writes shares memory with another
+            argument (``f(x, x)``, ``f(x[:-1], x[1:])``), which the parallel loops and library
+            calls assume never happens: raise :class:`~hetlab.errors.InvalidInputError`
+            naming the two arguments, or run the original (serial Python) function.
+
+        Returns
+        -------
+        callable
+            With ``fn``'s positional signature.
+        """
+        check_on_alias(on_alias, "offload: Variant.compile")
+        raw = self._build()
+        if self.guard is None:
+            return raw
+        return self.guard.wrap(raw, on_alias)
+
+    def _build(self) -> Callable[..., Any]:
+        """The unguarded callable, built once."""
         if self._compiled is None:
             ns = self.namespace
             exec(compile(self.source, f"<hetlab.offload {self.name}>", "exec"), ns)
@@ -219,9 +245,31 @@ def transform(fn: Callable[..., Any] | Report, loops: Iterable[str | int] = (), 
     -------
     Variant
         ``variant.source`` is the generated code; ``variant.compile()`` the callable, with
-        ``fn``'s signature.
+        ``fn``'s signature. Variants assume (as the analysis does) that arrays ``fn`` writes
+        share no memory with its other arguments; the callable checks that at every call
+        and raises :class:`~hetlab.errors.InvalidInputError` naming the two arguments
+        (``variant.compile(on_alias="serial")`` runs the original function instead).
     """
     report = fn if isinstance(fn, Report) else analyze(fn)
+    variant = _transform(report, loops, target=target, parallel=parallel, transfers=transfers,
+                         blocks=blocks, array_module=array_module, args=args, unroll=unroll,
+                         board=board)
+    variant.guard = alias_guard(report)  # the analysis behind every variant assumed it
+    return variant
+
+
+def alias_guard(report: Report) -> AliasGuard:
+    """The per-call no-alias check of ``report``'s function (see :mod:`.guard`)."""
+    aliases = report.aliases
+    return AliasGuard(report.name, tuple(report.params), aliases.written_params(),
+                      report.source.namespace, tuple(sorted(aliases.globals_read)),
+                      report.source.fn)
+
+
+def _transform(report: Report, loops: Iterable[str | int], *, target: str,
+               parallel: bool | None, transfers: str, blocks: Iterable[str | int],
+               array_module: Any, args: Any, unroll: int | dict[str, int],
+               board: str | None) -> Variant:
     target = {"cupy": "cuda"}.get(target, target)
     if target not in TARGETS:
         raise InvalidInputError(f"offload.transform: target must be one of {TARGETS}; "

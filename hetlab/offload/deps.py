@@ -13,12 +13,12 @@ the test is conservative.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .affine import Affine
 from .loops import Access, Loop, trip_span
 
-__all__ = ["Dependence", "carried_dependences"]
+__all__ = ["Dependence", "carried_dependences", "unmodelable_subscripts"]
 
 _INF = math.inf
 #: the atom ``d ≥ 1`` separating the two iterations of L (":" keeps it apart from user names)
@@ -196,6 +196,7 @@ def _distance(a: Access, b: Access, loops: list[Loop], pos: int) -> tuple[int | 
 def carried_dependences(L: Loop, loops: list[Loop], accesses: list[Access],
                         written: set[str], private: set[str]) -> list[Dependence]:
     """Every dependence between array accesses carried by loop ``L`` (conservative)."""
+    written = set(written) | {lp.var for lp in loops}  # opaque symbols reading a loop variable
     inside = [a for a in accesses if L.index in a.loops and a.array not in private]
     pos = inside[0].loops.index(L.index) if inside else 0
     found: list[Dependence] = []
@@ -223,3 +224,88 @@ def carried_dependences(L: Loop, loops: list[Loop], accesses: list[Access],
                 common_vars = tuple(loops[li].var for li in x.loops[:len(dist)])
                 found.append(Dependence(name, kind, x.text, y.text, dist, common_vars))
     return found
+
+
+def _symbol_low(key: str, aff: Affine, acc: Access, loops: list[Loop],
+                nonneg: frozenset[str]) -> float:
+    """A lower bound of a loop-invariant symbol of a subscript, -inf when none is known."""
+    if key in aff.opaque:
+        text = key.replace(" ", "")
+        if text.startswith("len(") or ".shape[" in text or text.endswith(".size"):
+            return 0.0
+        return -_INF
+    if key in nonneg:
+        return 0.0
+    best = -_INF
+    for li in acc.loops:  # ``for i in range(lo, key + k)`` ran, so key + k ≥ lo + 1
+        lp = loops[li]
+        up = lp.upper
+        if lp.step is not None and lp.step > 0 and up is not None and lp.lower is not None \
+                and lp.lower.is_const() and up.coefs == {key: 1}:
+            best = max(best, float(lp.lower.const + 1 - up.const))
+    return best
+
+
+def lowest_value(aff: Affine, acc: Access, loops: list[Loop], unknown: set[str],
+                 nonneg: frozenset[str] = frozenset()) -> float:
+    """A lower bound of subscript ``aff`` over the iterations that execute ``acc``: loop
+    variables are replaced, innermost first, by the end of their range that minimizes the
+    form (bounds are affine in the outer variables); the remaining symbols need a known lower
+    bound (shapes, ``len``, an enclosing ``range(symbol)``). -inf when nothing is proved;
+    ``unknown``: names that change inside the loop (and loop variables)."""
+    expr = aff
+    for li in reversed(acc.loops):
+        lp = loops[li]
+        c = expr.coefs.get(lp.var, 0)
+        if not c:
+            continue
+        if lp.step is None or lp.lower is None or lp.upper is None:
+            return -_INF
+        if lp.step > 0:
+            lo, hi = lp.lower, lp.upper + Affine(const=-1)
+        else:
+            lo, hi = lp.upper + Affine(const=1), lp.lower
+        expr = expr.substitute(lp.var, lo if c > 0 else hi)
+    total = float(expr.const)
+    for key, c in expr.coefs.items():
+        names = expr.opaque.get(key, frozenset({key}))
+        if names & unknown or c < 0:
+            return -_INF
+        total += c * _symbol_low(key, expr, acc, loops, nonneg)
+    return total
+
+
+def unmodelable_subscripts(L: Loop, loops: list[Loop], accesses: list[Access],
+                           written: set[str], nonneg: frozenset[str] = frozenset()
+                           ) -> tuple[list[Access], list[str]]:
+    """Accesses of arrays written inside ``L`` with every subscript that may be negative
+    (Python wraps it around to the end: ``a[-i]`` is ``a[n - i]``) made unknown, and the
+    reasons. A subscript that reads a name changing inside ``L`` is unknown to the test
+    already and is left alone."""
+    inside = [a for a in accesses if L.index in a.loops]
+    ids = {id(a) for a in inside}
+    arrays = {a.array for a in inside if a.write}
+    loop_vars = {lp.var for lp in loops}
+    unknown = set(written) | loop_vars
+    out, reasons = [], []
+    for a in accesses:
+        if id(a) not in ids or a.array not in arrays:
+            out.append(a)
+            continue
+        subs = list(a.subs)
+        for k, f in enumerate(subs):
+            if f is None:
+                continue
+            opaque_vars = any(names & loop_vars for names in f.opaque.values())
+            if not opaque_vars and not _symbols_ok(f, set(written)):
+                continue  # reads a name assigned inside L: unknown to the test already
+            if opaque_vars or lowest_value(f, a, loops, unknown - {
+                    loops[li].var for li in a.loops}, nonneg) < 0:
+                subs[k] = None
+                msg = (f"subscript {k} of {a.text} may be negative or is not modelable "
+                       f"(a negative index wraps around to the end of {a.array}): "
+                       "dependences on it are unknown")
+                if msg not in reasons:
+                    reasons.append(msg)
+        out.append(replace(a, subs=tuple(subs)) if subs != list(a.subs) else a)
+    return out, reasons

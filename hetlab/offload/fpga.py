@@ -40,7 +40,7 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from .analysis import Report
-from .codegen import Variant, for_nodes, numba_source
+from .codegen import Variant, alias_guard, for_nodes, numba_source
 from .fpga_nests import Nest
 from .hls import CARRIED_II, harness_source, kernel_name, kernel_source, param_names
 from .loops import build_tree
@@ -270,7 +270,7 @@ class FpgaVariant(Variant):
         return "\n".join(kernel_source(self.name, n, report_ids, verdicts, 1)
                          for n in self.nests)
 
-    def compile(self) -> Any:
+    def _build(self) -> Any:
         if self._compiled is None:
             lib = self.library()
             ns = self.namespace
@@ -349,4 +349,5 @@ def fpga_variant(report: Report, nests: list[Nest], unroll: dict[str, int], *,
               _hl_params=list(report.params))
     return FpgaVariant(report.name, "fpga", tuple(n.root for n in nests), source, ns,
                        blocks=blocks, host_source=host, nests=list(nests),
-                       unroll=dict(unroll), board=board, cpu_loops=tuple(cpu_loops))
+                       unroll=dict(unroll), board=board, cpu_loops=tuple(cpu_loops),
+                       guard=alias_guard(report))

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .affine import Affine, to_affine
+from .aliases import hidden_write, np_call_chain
 
 __all__ = ["Access", "Loop", "LoopTree", "build_tree", "SAFE_BUILTINS"]
 
@@ -113,7 +114,10 @@ class _Walker:
                   and not isinstance(self.ns.get(f.id), types.FunctionType)) \
                 or (isinstance(f, ast.Attribute) and self.is_module(f))
             if not ok:
-                self.problem(f"call to unknown function {ast.unparse(f)}()", node)
+                self.problem(f"call to unknown function {ast.unparse(f)}() (it may write its "
+                             "arguments or hidden state)", node)
+            else:
+                self.hidden(node)
             for a in node.args:
                 self.expr(a)
             for k in node.keywords:
@@ -131,6 +135,17 @@ class _Walker:
             self.problem(f"{type(node).__name__.lower()} expression", node)
         for child in ast.iter_child_nodes(node):
             self.expr(child)
+
+    def hidden(self, node: ast.Call) -> None:
+        """Calls the walker otherwise accepts that write state they do not return."""
+        if any(k.arg == "out" for k in node.keywords):
+            self.problem(f"{ast.unparse(node.func)}(…, out=…) writes its out= array in place "
+                         "(hidden write)", node)
+        chain = np_call_chain(node.func, self.ns)
+        if chain is not None and chain[0] == "numpy":
+            why = hidden_write(chain)
+            if why is not None:
+                self.problem(f"hidden write: {why}", node)
 
     def subscript(self, node: ast.Subscript, write: bool) -> None:
         idx: list[ast.AST] = []

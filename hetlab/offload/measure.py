@@ -4,6 +4,7 @@ the arguments, so the user's arrays are never touched and a stale buffer cannot 
 
 from __future__ import annotations
 
+import copy
 import math
 import statistics
 import traceback
@@ -27,13 +28,38 @@ def _nosync() -> None:
 
 
 def copy_args(args: tuple) -> tuple:
-    """Fresh copies of every NumPy array among ``args`` (other values passed as they are)."""
-    return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+    """A deep copy of ``args`` for one run: arrays copied, and every mutable value (lists,
+    dicts, arrays inside tuples, objects) copied with :func:`copy.deepcopy` (one memo: a
+    value met twice is copied once), so no run can change the caller's data or see another
+    run's. Values deepcopy cannot copy (modules, locks, …) are passed as they are."""
+    memo: dict[int, Any] = {}
+    out = []
+    for a in args:
+        try:
+            out.append(copy.deepcopy(a, memo))
+        except Exception:  # not copyable: the same object (nothing else can be done)
+            out.append(a)
+    return tuple(out)
+
+
+def _arrays_in(value: Any, out: list[Any], depth: int = 0) -> None:
+    if isinstance(value, np.ndarray):
+        out.append(value)
+    elif isinstance(value, (tuple, list)) and depth < 16:
+        for v in value:
+            _arrays_in(v, out, depth + 1)
+    elif isinstance(value, dict) and depth < 16:
+        for v in value.values():
+            _arrays_in(v, out, depth + 1)
 
 
 def outputs_of(result: Any, args: tuple) -> tuple:
-    """What a call produced: its return value and every array argument after the call."""
-    return (result, *[a for a in args if isinstance(a, np.ndarray)])
+    """What a call produced: its return value and every array argument after the call (also
+    arrays inside tuples, lists and dicts)."""
+    arrays: list[Any] = []
+    for a in args:
+        _arrays_in(a, arrays)
+    return (result, *arrays)
 
 
 def _close(got: Any, want: Any) -> tuple[bool, float]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import InvalidInputError
 from .analysis import Report
-from .codegen import Variant, transform, wrap_like
+from .codegen import Variant, alias_guard, transform, wrap_like
 from .ga import GAResult
 from .measure import Measurement
 
@@ -85,9 +85,19 @@ class Plan:
                                                  blocks=self.blocks)
         return self.variants[self.best]
 
-    def compile(self) -> Callable[..., Any]:
-        """A callable with the original's signature running the chosen variant."""
-        return wrap_like(self.report.source.fn, self.variant().compile())
+    def compile(self, on_alias: str = "raise") -> Callable[..., Any]:
+        """A callable with the original's signature running the chosen variant.
+
+        Every call checks the assumption the plan was searched on: no array the function
+        writes shares memory with another argument (``f(x, x)``, ``f(x[:-1], x[1:])``).
+        ``on_alias="raise"`` (default) refuses such a call with
+        :class:`~hetlab.errors.InvalidInputError` naming the two arguments;
+        ``on_alias="serial"`` runs the original function on it instead.
+        """
+        variant = self.variant()
+        if variant.guard is None:  # built elsewhere (a worker, an older plan): check anyway
+            variant.guard = alias_guard(self.report)
+        return wrap_like(self.report.source.fn, variant.compile(on_alias))
 
     def source(self, target: str | None = None) -> str:
         """The generated source of the chosen variant (or of another searched target's)."""

@@ -15,6 +15,7 @@ from ..errors import HetlabError, InvalidInputError
 from .analysis import Report, analyze
 from .codegen import TARGETS, Variant, transform
 from .ga import exhaustive_search, genetic_search
+from .guard import array_leaves, overlap
 from .measure import Measurement, copy_args, measure, outputs_of
 from .plan import Plan
 
@@ -29,13 +30,15 @@ def _check_args(report: Report, args: Sequence[Any]) -> tuple:
         raise InvalidInputError(
             f"offload.search: {report.name} takes {len(report.params)} arguments "
             f"({', '.join(report.params)}); got {len(args)}.")
-    arrays = [(n, a) for n, a in zip(report.params, args, strict=True)
-              if isinstance(a, np.ndarray)]
+    arrays: list[tuple[str, np.ndarray]] = []
+    for n, a in zip(report.params, args, strict=True):
+        array_leaves(a, n, arrays)
     for k, (na, a) in enumerate(arrays):
         for nb, b in arrays[k + 1:]:
-            if np.shares_memory(a, b):
+            if overlap(a, b):
                 raise InvalidInputError(f"offload.search: arguments {na} and {nb} share memory; "
-                                        "the analysis assumes arrays do not alias.")
+                                        "the analysis assumes arrays do not alias (pass "
+                                        f"distinct arrays, e.g. {nb}.copy()).")
     return tuple(args)
 
 
@@ -105,7 +108,10 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
     fn : function
         A plain Python loop function (see :func:`analyze`).
     args : tuple
-        Arguments to call ``fn`` with; never modified (every run gets fresh copies).
+        Arguments to call ``fn`` with; never modified, whatever their type (every run — the
+        reference, each candidate, verification, confirmation, remote and FPGA/GPU runs —
+        gets its own deep copy: arrays, lists, dicts, arrays inside tuples). Arrays among
+        them (also nested) must not share memory.
     targets : sequence of str
         Destinations among ``"numba"`` (many-core CPU: ``prange``), ``"cuda"`` or its alias
         ``"cupy"`` (numba.cuda kernels and CuPy calls; needs a GPU, or

@@ -1,0 +1,415 @@
+"""Which names of a function may refer to the same storage (views, aliases), and which of the
+caller's arguments it may write.
+
+A flow-insensitive, conservative pass over the whole function. Every name gets a set of
+**roots**: the storages it may refer to. A parameter or a global is its own root; a name bound
+to freshly allocated storage (``np.zeros``, ``a.copy()``, ``np.array(a)``, arithmetic ``a + 1``,
+a constant) gets a root of its own; a name bound to a view or to another name (``b = a``,
+``a[1:]``, ``a.T``, ``a.reshape(…)``, ``np.asarray(a)``, ``a if c else d``) shares the roots of
+what it was bound to. What cannot be proved fresh (``f(a)`` for an unknown ``f``, an attribute
+of an object, an unknown method) gets the roots of everything it reads plus :data:`UNKNOWN`,
+which may be any storage from outside the function (any parameter or global).
+"""
+
+from __future__ import annotations
+
+import ast
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["UNKNOWN", "AliasInfo", "alias_info", "np_call_chain"]
+
+#: a root standing for "any storage from outside the function" (parameters, globals)
+UNKNOWN = "?"
+_OWN = "\x00fresh"  # marker: the expression allocates new storage
+
+#: NumPy functions whose result is new storage (unless ``out=`` / ``copy=False`` says otherwise)
+_FRESH_NP = frozenset({
+    "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
+    "arange", "linspace", "logspace", "geomspace", "eye", "identity", "copy", "array", "tri",
+    "sum", "prod", "mean", "std", "var", "min", "max", "amin", "amax", "argmin", "argmax",
+    "nansum", "nanmean", "nanmin", "nanmax", "median", "cumsum", "cumprod", "dot", "vdot",
+    "inner", "outer", "matmul", "tensordot", "einsum", "kron", "cross", "trace", "norm",
+    "concatenate", "stack", "vstack", "hstack", "dstack", "column_stack", "tile", "repeat",
+    "sort", "argsort", "unique", "where", "clip", "round", "around", "abs", "absolute",
+    "isnan", "isinf", "isfinite", "allclose", "isclose", "array_equal", "any", "all",
+    "count_nonzero", "nonzero", "flatnonzero", "searchsorted", "histogram", "bincount",
+    "diff", "convolve", "correlate", "interp", "polyval", "meshgrid", "tril", "triu",
+    "float64", "float32", "int64", "int32", "int8",
+    "uint8", "complex128", "bool_", "exp", "log", "sqrt", "sin", "cos", "tan",
+})
+#: array methods whose result is new storage (or a scalar)
+_FRESH_METHODS = frozenset({
+    "copy", "sum", "prod", "mean", "std", "var", "min", "max", "argmin", "argmax", "any",
+    "all", "cumsum", "cumprod", "dot", "flatten", "tolist", "item", "round", "clip",
+    "nonzero", "trace", "tobytes", "argsort", "astype",
+})
+#: attributes that are plain values, not storage
+_VALUE_ATTRS = frozenset({"shape", "size", "ndim", "dtype", "nbytes", "itemsize", "strides"})
+#: builtins whose result is a new value (min/max return one of their arguments)
+_FRESH_BUILTINS = frozenset({"abs", "int", "float", "bool", "round", "len", "range", "pow",
+                             "complex", "prange", "sum", "sorted", "list", "tuple", "str",
+                             "divmod", "isinstance"})
+
+
+def np_call_chain(func: ast.AST, namespace: dict[str, Any]) -> list[str] | None:
+    """``["numpy", "add", "at"]`` for ``np.add.at`` (the module's real dotted name split, then
+    the attributes) when ``func`` is an attribute chain on a module name, else None."""
+    chain: list[str] = []
+    node = func
+    while isinstance(node, ast.Attribute):
+        chain.insert(0, node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or not chain:
+        return None
+    obj = namespace.get(node.id)
+    if isinstance(obj, types.ModuleType):
+        return [*obj.__name__.split("."), *chain]
+    if obj is None and node.id in ("np", "numpy", "math"):
+        return ["numpy" if node.id != "math" else "math", *chain]
+    return None
+
+
+@dataclass
+class AliasInfo:
+    """Roots of every name; which parameters the function may write; binding lines."""
+
+    params: tuple[str, ...]
+    roots: dict[str, frozenset[str]]
+    #: roots (parameters, globals, UNKNOWN, local names) whose storage may be written
+    written_roots: frozenset[str]
+    #: a line where each local name was bound to something not proved fresh
+    view_lines: dict[str, int] = field(default_factory=dict)
+    #: names of the function's globals it reads (array-valued ones matter to the guard)
+    globals_read: frozenset[str] = frozenset()
+    #: locals bound to a list, tuple or dict (element accesses may reach one array twice)
+    containers: frozenset[str] = frozenset()
+
+    def roots_of(self, name: str) -> frozenset[str]:
+        return self.roots.get(name, frozenset({name}))
+
+    def is_fresh(self, name: str) -> bool:
+        """True when every binding of local ``name`` is newly allocated storage."""
+        return self.roots_of(name) == frozenset({name}) and name not in self.params
+
+    def _external(self, root: str) -> bool:
+        return root in self.params or root in self.globals_read or root == UNKNOWN
+
+    def may_alias(self, x: str, y: str) -> bool:
+        """Whether names ``x`` and ``y`` may refer to overlapping storage."""
+        rx, ry = self.roots_of(x), self.roots_of(y)
+        if rx & ry:
+            return True
+        if UNKNOWN in rx and any(self._external(r) for r in ry):
+            return True
+        return UNKNOWN in ry and any(self._external(r) for r in rx)
+
+    def written_params(self) -> frozenset[str]:
+        """Parameters whose storage (or what they contain) the function may write."""
+        if UNKNOWN in self.written_roots:
+            return frozenset(self.params)
+        return frozenset(p for p in self.params if p in self.written_roots)
+
+    def why(self, name: str) -> str:
+        line = self.view_lines.get(name)
+        return f" (bound at line {line})" if line is not None else ""
+
+
+class _Pass:
+    def __init__(self, tree: ast.FunctionDef, namespace: dict[str, Any], line0: int) -> None:
+        self.tree, self.ns, self.line0 = tree, namespace, line0
+        a = tree.args
+        self.params = tuple(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs))
+        self.locals = {n.id for n in ast.walk(tree)
+                       if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        self.locals -= set(self.params)
+        self.roots: dict[str, set[str]] = {p: {p} for p in self.params}
+        for n in self.locals:
+            self.roots[n] = set()
+        self.lists: set[str] = set()  # locals bound to list displays: subscript stores keep refs
+        self.containers: set[str] = set()  # locals bound to lists, tuples, dicts
+        self.view_lines: dict[str, int] = {}
+        self.globals_read: set[str] = set()
+
+    # -- roots of an expression -----------------------------------------------------------
+    def name_roots(self, name: str) -> set[str]:
+        if name in self.roots:
+            return set(self.roots[name])
+        obj = self.ns.get(name)
+        if obj is None or isinstance(obj, (types.ModuleType, types.FunctionType, type,
+                                           int, float, complex, bool, str)):
+            return set()
+        if callable(obj) and not isinstance(obj, np.ndarray):
+            return set()
+        self.globals_read.add(name)
+        return {name}
+
+    def expr(self, node: ast.AST | None) -> set[str]:
+        if node is None:
+            return set()
+        if isinstance(node, ast.Name):
+            return self.name_roots(node.id)
+        if isinstance(node, ast.Constant):
+            return {_OWN}
+        if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Compare)):
+            for child in ast.iter_child_nodes(node):
+                self.expr(child)
+            return {_OWN}
+        if isinstance(node, ast.BoolOp):
+            return set().union(*(self.expr(v) for v in node.values))
+        if isinstance(node, ast.IfExp):
+            self.expr(node.test)
+            return self.expr(node.body) | self.expr(node.orelse)
+        if isinstance(node, ast.Subscript):
+            self.expr(node.slice)
+            return self.expr(node.value)
+        if isinstance(node, ast.Starred):
+            return self.expr(node.value)
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return set().union(set(), *(self.expr(e) for e in node.elts))
+        if isinstance(node, ast.Dict):
+            return set().union(set(), *(self.expr(v) for v in node.values))
+        if isinstance(node, ast.Attribute):
+            if np_call_chain(node, self.ns) is not None:
+                return {_OWN}
+            base = self.expr(node.value)
+            if node.attr in _VALUE_ATTRS:
+                return {_OWN}
+            if node.attr in ("T", "real", "imag", "flat", "base", "mT"):
+                return base
+            return base | {UNKNOWN}
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        if isinstance(node, ast.NamedExpr):
+            value = self.expr(node.value)
+            self.bind(node.target, value, node)
+            return value
+        # comprehensions, lambdas, f-strings, …: everything they read, and unknown
+        out = {UNKNOWN}
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                out |= self.name_roots(n.id)
+        return out
+
+    def call(self, node: ast.Call) -> set[str]:
+        args = set().union(set(), *(self.expr(a) for a in node.args),
+                           *(self.expr(k.value) for k in node.keywords))
+        kw = {k.arg: k.value for k in node.keywords}
+        f = node.func
+        if "out" in kw:
+            return self.expr(kw["out"]) | args
+        chain = np_call_chain(f, self.ns)
+        if chain is not None:
+            mod, last = chain[0], chain[-1]
+            if mod in ("math", "cmath"):
+                return {_OWN}
+            if mod == "numpy":
+                if last == "array" and isinstance(kw.get("copy"), ast.Constant) \
+                        and kw["copy"].value is not True:
+                    return args
+                if len(chain) == 2 and (last in _FRESH_NP or isinstance(
+                        getattr(np, last, None), np.ufunc)):
+                    return {_OWN}
+                if len(chain) >= 3 and chain[1] in ("linalg", "fft", "random"):
+                    return {_OWN}
+                if len(chain) == 3 and chain[2] in ("reduce", "accumulate", "outer"):
+                    return {_OWN}
+                return args  # views and pass-through (np.asarray, np.reshape, np.ravel, …)
+            return args | {UNKNOWN}
+        if isinstance(f, ast.Name) and f.id not in self.roots and f.id not in self.ns:
+            if f.id in ("min", "max"):
+                return args
+            if f.id in _FRESH_BUILTINS:
+                return {_OWN}
+        if isinstance(f, ast.Attribute):
+            base = self.expr(f.value)
+            if f.attr in _FRESH_METHODS and not (
+                    f.attr == "astype" and isinstance(kw.get("copy"), ast.Constant)
+                    and kw["copy"].value is not True):
+                return {_OWN}
+            if isinstance(f.value, ast.Name) and f.value.id in self.roots:
+                self.roots[f.value.id] |= args - {_OWN}  # lst.append(a): lst now holds a
+            return base | args | {UNKNOWN}
+        return self.expr(f) | args | {UNKNOWN}
+
+    # -- bindings -------------------------------------------------------------------------
+    def bind(self, target: ast.AST, value: set[str], node: ast.AST,
+             value_node: ast.AST | None = None) -> None:
+        if isinstance(target, ast.Name):
+            name = target.id
+            if name not in self.roots:
+                self.roots[name] = set()
+            new = (value - {_OWN}) | ({name} if _OWN in value else set())
+            if new - {name}:
+                self.view_lines.setdefault(name, self.line0 + getattr(node, "lineno", 1) - 1)
+            self.roots[name] |= new
+            if isinstance(value_node, (ast.List, ast.ListComp)):
+                self.lists.add(name)
+            if isinstance(value_node, (ast.List, ast.ListComp, ast.Tuple, ast.GeneratorExp,
+                                       ast.Dict, ast.DictComp, ast.Set, ast.SetComp)) or (
+                    isinstance(value_node, ast.Call) and isinstance(value_node.func, ast.Name)
+                    and value_node.func.id in ("list", "tuple", "dict", "zip")):
+                self.containers.add(name)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            vals = value_node.elts if isinstance(value_node, (ast.Tuple, ast.List)) else None
+            if vals is not None and len(vals) == len(target.elts) and not any(
+                    isinstance(e, ast.Starred) for e in (*vals, *target.elts)):
+                for t, v in zip(target.elts, vals, strict=True):
+                    self.bind(t, self.expr(v), node, v)
+            else:
+                for t in target.elts:
+                    self.bind(t, value, node)
+        elif isinstance(target, ast.Starred):
+            self.bind(target.value, value, node)
+        elif isinstance(target, (ast.Subscript, ast.Attribute)):
+            self.expr(target)
+            base = target.value
+            while isinstance(base, (ast.Subscript, ast.Attribute)):
+                base = base.value
+            # a list element or an attribute keeps a reference; an array element copies
+            # its value. ``c[0] = a`` with ``a`` a parameter, global or unknown storage: ``c``
+            # may be a list now holding ``a``
+            if not (isinstance(base, ast.Name) and base.id in self.roots):
+                return
+            if base.id in self.lists or isinstance(target, ast.Attribute):
+                self.roots[base.id] |= value - {_OWN}
+            elif value_node is not None and self._bare(value_node):
+                self.roots[base.id] |= {r for r in value if r == UNKNOWN or (
+                    (r not in self.roots or r in self.params) and r != _OWN)}
+
+    @staticmethod
+    def _bare(node: ast.AST) -> bool:
+        """A value that is a reference to storage (a name, or a display/choice of names)."""
+        if isinstance(node, ast.Name):
+            return True
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return any(_Pass._bare(e) for e in node.elts)
+        if isinstance(node, ast.IfExp):
+            return _Pass._bare(node.body) or _Pass._bare(node.orelse)
+        return False
+
+    def stmt(self, s: ast.stmt) -> None:
+        if isinstance(s, ast.Assign):
+            value = self.expr(s.value)
+            for t in s.targets:
+                self.bind(t, value, s, s.value)
+        elif isinstance(s, ast.AnnAssign):
+            if s.value is not None:
+                self.bind(s.target, self.expr(s.value), s, s.value)
+        elif isinstance(s, ast.AugAssign):
+            value = self.expr(s.value)
+            if isinstance(s.target, ast.Name) and s.target.id in self.lists:
+                self.roots[s.target.id] |= value - {_OWN}
+            else:
+                self.expr(s.target)
+        elif isinstance(s, (ast.For, ast.AsyncFor)):
+            it = self.expr(s.iter)
+            self.bind(s.target, it, s)
+        elif isinstance(s, (ast.With, ast.AsyncWith)):
+            for item in s.items:
+                v = self.expr(item.context_expr) | {UNKNOWN}
+                if item.optional_vars is not None:
+                    self.bind(item.optional_vars, v, s)
+        elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                            ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Try,
+                            ast.Delete)):
+            for n in ast.walk(s):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    self.bind(n, {UNKNOWN}, s)
+                elif isinstance(n, ast.alias):
+                    self.bind(ast.Name((n.asname or n.name).split(".")[0], ast.Store()),
+                              {UNKNOWN}, s)
+        else:
+            for child in ast.iter_child_nodes(s):
+                if isinstance(child, ast.expr):
+                    self.expr(child)
+        for field_ in ("body", "orelse", "finalbody"):
+            for inner in getattr(s, field_, []) or []:
+                if isinstance(inner, ast.stmt):
+                    self.stmt(inner)
+        for h in getattr(s, "handlers", []) or []:
+            for inner in h.body:
+                self.stmt(inner)
+
+    def run(self) -> None:
+        for _ in range(len(self.roots) + 2):  # fixpoint: each round can only add roots
+            before = {k: frozenset(v) for k, v in self.roots.items()}
+            for s in self.tree.body:
+                self.stmt(s)
+            if before == {k: frozenset(v) for k, v in self.roots.items()}:
+                break
+
+
+def _written_roots(p: _Pass) -> set[str]:
+    """Roots of every storage the function may write: subscript/attribute stores, in-place
+    operators, ``out=``, hidden-write calls, and anything handed to an unknown call."""
+    out: set[str] = set()
+
+    def base_roots(node: ast.AST) -> set[str]:
+        while isinstance(node, (ast.Subscript, ast.Attribute, ast.Starred)):
+            node = node.value
+        return p.expr(node)
+
+    for n in ast.walk(p.tree):
+        if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store):
+            out |= base_roots(n)
+        elif isinstance(n, ast.AugAssign):
+            out |= base_roots(n.target)
+        elif isinstance(n, ast.Call):
+            f = n.func
+            chain = np_call_chain(f, p.ns)
+            kw = {k.arg: k.value for k in n.keywords}
+            if "out" in kw:
+                out |= p.expr(kw["out"])
+            pure = False
+            if chain is not None:
+                pure = chain[0] in ("math", "cmath") or (
+                    chain[0] == "numpy" and hidden_write(chain) is None)
+            elif isinstance(f, ast.Name) and f.id not in p.roots and f.id not in p.ns:
+                pure = f.id in _FRESH_BUILTINS or f.id in ("min", "max", "print")
+            elif isinstance(f, ast.Attribute) and f.attr in _FRESH_METHODS | _VIEW_METHODS:
+                pure = True
+            if not pure:
+                if isinstance(f, ast.Attribute):
+                    out |= p.expr(f.value)
+                for a in (*n.args, *(k.value for k in n.keywords)):
+                    out |= p.expr(a)
+    return out - {_OWN}
+
+
+#: array methods returning a view of the array (no write)
+_VIEW_METHODS = frozenset({"reshape", "view", "ravel", "transpose", "swapaxes", "squeeze",
+                           "diagonal"})
+#: NumPy functions that write an argument in place
+_HIDDEN_NP = frozenset({"copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis",
+                        "seterr", "setbufsize", "seterrcall", "set_printoptions", "save",
+                        "savez", "savez_compressed", "savetxt", "load", "loadtxt",
+                        "genfromtxt", "fromfile", "tofile"})
+
+
+def hidden_write(chain: list[str]) -> str | None:
+    """Why a call of NumPy function ``chain`` writes state it does not return, or None."""
+    name = ".".join(["np", *chain[1:]])
+    if len(chain) >= 2 and chain[1] == "random":
+        return f"{name}() changes NumPy's global random state"
+    if chain[-1] == "at" and len(chain) >= 3:
+        return f"{name}() writes its first argument in place (unbuffered)"
+    if chain[-1] in _HIDDEN_NP:
+        return f"{name}() writes an argument or global state in place"
+    if len(chain) >= 3 and chain[1] not in ("linalg", "fft", "emath") and chain[-1] not in (
+            "reduce", "accumulate", "outer", "reduceat"):
+        return f"{name}() is not a NumPy call the analysis models"
+    return None
+
+
+def alias_info(tree: ast.FunctionDef, namespace: dict[str, Any], line0: int) -> AliasInfo:
+    """The :class:`AliasInfo` of a function definition."""
+    p = _Pass(tree, namespace, line0)
+    p.run()
+    written = _written_roots(p)
+    return AliasInfo(p.params, {k: frozenset(v) for k, v in p.roots.items()},
+                     frozenset(written), dict(p.view_lines), frozenset(p.globals_read),
+                     frozenset(p.containers))
