@@ -33,6 +33,16 @@ from .sweep import compare
 __version__ = "0.1.0"
 
 
+def _document_devices() -> None:
+    from .core.docs import document_devices
+
+    for name in kernel_names():  # every registered kernel is public as hetlab.<name>
+        document_devices(globals()[name])
+
+
+_document_devices()
+
+
 def __getattr__(name: str):
     # ipywidgets is imported only when the dashboard is asked for
     if name == "widgets":

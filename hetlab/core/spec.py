@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from .params import Param
+
 __all__ = ["Cost", "KernelSpec"]
 
 
@@ -51,6 +53,10 @@ class KernelSpec:
         Names of the keyword arguments that are arrays (moved to and from devices).
     size_unit
         What ``size`` counts, for axis labels and throughput units ("points").
+    params
+        The public function's parameters (:class:`~hetlab.core.params.Param`), in signature
+        order, ``device``/``keep_on_device`` excepted: declared once, checked by the
+        conformance suite against the signature, the validator and bad input.
     """
 
     name: str
@@ -63,6 +69,7 @@ class KernelSpec:
     tolerance: float = 0.0
     size_unit: str = "items"
     description: str = ""
+    params: tuple[Param, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def verified(self, result: Any, expected: Any) -> tuple[float, bool]:

@@ -48,7 +48,7 @@ def fps(
         How many points to pick, 1 ≤ n_samples ≤ n.
     start : int, default 0
         Index of the first pick.
-    device : {"numpy", "numba", "cupy", "fpga"} or Backend, optional
+    device : str or Backend, optional  (the registered backends: filled in by hetlab)
         Where to run; default: where ``points`` lives (the host → ``"numpy"``).
     keep_on_device : bool, default False
         Return device arrays instead of copying results back to the host.
@@ -93,8 +93,10 @@ def knn(
         Query coordinates, cast to the dtype of ``points``; m may be 0.
     k : int
         Neighbours per query, 1 ≤ k ≤ n.
-    device, keep_on_device
-        As in :func:`fps`.
+    device : str or Backend, optional  (the registered backends: filled in by hetlab)
+        Where to run; default: where ``points`` lives (the host → ``"numpy"``).
+    keep_on_device : bool, default False
+        Return device arrays instead of copying results back to the host.
 
     Returns
     -------
@@ -138,8 +140,10 @@ def ball_query(
         Ball radius (> 0), same length unit as the points.
     k : int
         Hits per center, 1 ≤ k ≤ n.
-    device, keep_on_device
-        As in :func:`fps`.
+    device : str or Backend, optional  (the registered backends: filled in by hetlab)
+        Where to run; default: where ``points`` lives (the host → ``"numpy"``).
+    keep_on_device : bool, default False
+        Return device arrays instead of copying results back to the host.
 
     Returns
     -------
@@ -172,6 +176,20 @@ def fps_knn(
     Equal to ``c = fps(points, n_samples, start=start); knn(points, points[c], k)``, computed
     in one pass where the backend supports fusion.
 
+    Parameters
+    ----------
+    points : array-like of shape (n, 3)
+    n_samples : int
+        Centres to pick, 1 ≤ n_samples ≤ n.
+    k : int
+        Neighbours per centre, 1 ≤ k ≤ n.
+    start : int, default 0
+        Index of the first centre.
+    device : str or Backend, optional  (the registered backends: filled in by hetlab)
+        Where to run; default: where ``points`` lives (the host → ``"numpy"``).
+    keep_on_device : bool, default False
+        Return device arrays instead of copying results back to the host.
+
     Returns
     -------
     centres : ndarray of shape (n_samples,), int64
@@ -201,6 +219,10 @@ def voxel_downsample(
     points : array-like of shape (n, 3)
     voxel_size : float
         Edge of a cubic voxel (> 0), same unit as the points.
+    device : str or Backend, optional  (the registered backends: filled in by hetlab)
+        Where to run; default: where ``points`` lives (the host → ``"numpy"``).
+    keep_on_device : bool, default False
+        Return device arrays instead of copying results back to the host.
 
     Returns
     -------

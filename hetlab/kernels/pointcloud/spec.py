@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ...core.metrics import mismatch_fraction, relative_error
+from ...core.params import Param
 from ...core.spec import Cost, KernelSpec
 from ...core.validation import array_module, check_int, check_points, check_positive
 from ...errors import InvalidInputError
@@ -18,6 +19,9 @@ __all__ = ["FPS", "KNN", "BALL_QUERY", "FPS_KNN", "VOXEL_DOWNSAMPLE", "make_clou
 #: largest number of centres/queries a generated case uses (keeps references fast)
 CASE_QUERIES = 4096
 CASE_SAMPLES = 1024
+#: the cloud every point-cloud kernel takes first
+POINTS = Param("points", "points",
+               "array-like of shape (n, 3), float32/float64 (integers to float64), finite")
 
 
 def make_cloud(n: int, rng: np.random.Generator, *, kind: str = "uniform") -> np.ndarray:
@@ -95,6 +99,11 @@ def _fps_cost(a: Mapping[str, Any]) -> Cost:
 
 FPS = KernelSpec(
     name="fps",
+    params=(
+        POINTS,
+        Param("n_samples", "int", "points to pick, 1 ≤ n_samples ≤ n", lo=1),
+        Param("start", "int", "index of the first point", default=0, lo=0),
+    ),
     validate=_validate_fps,
     reference=reference.fps,
     error=mismatch_fraction,
@@ -137,6 +146,12 @@ def _knn_case(size: int, rng: np.random.Generator) -> dict[str, Any]:
 
 KNN = KernelSpec(
     name="knn",
+    params=(
+        POINTS,
+        Param("queries", "points", "array-like of shape (m, 3), cast to the points' dtype",
+              empty_ok=True),
+        Param("k", "int", "neighbours per query, 1 ≤ k ≤ n", lo=1),
+    ),
     validate=_validate_knn,
     reference=reference.knn,
     error=_knn_error,
@@ -183,6 +198,13 @@ def _ball_case(size: int, rng: np.random.Generator) -> dict[str, Any]:
 
 BALL_QUERY = KernelSpec(
     name="ball_query",
+    params=(
+        POINTS,
+        Param("centers", "points", "array-like of shape (m, 3), cast to the points' dtype",
+              empty_ok=True),
+        Param("radius", "float", "ball radius, in the points' units", positive=True),
+        Param("k", "int", "most neighbours kept per centre, 1 ≤ k ≤ n", lo=1),
+    ),
     validate=_validate_ball_query,
     reference=reference.ball_query,
     error=mismatch_fraction,
@@ -219,6 +241,12 @@ def _fps_knn_error(result: Any, expected: Any) -> float:
 
 FPS_KNN = KernelSpec(
     name="fps_knn",
+    params=(
+        POINTS,
+        Param("n_samples", "int", "centres to pick, 1 ≤ n_samples ≤ n", lo=1),
+        Param("k", "int", "neighbours per centre, 1 ≤ k ≤ n", lo=1),
+        Param("start", "int", "index of the first centre", default=0, lo=0),
+    ),
     validate=_validate_fps_knn,
     reference=reference.fps_knn,
     error=_fps_knn_error,
@@ -258,6 +286,10 @@ def _voxel_cost(a: Mapping[str, Any]) -> Cost:
 
 VOXEL_DOWNSAMPLE = KernelSpec(
     name="voxel_downsample",
+    params=(
+        POINTS,
+        Param("voxel_size", "float", "edge of a voxel, in the points' units", positive=True),
+    ),
     validate=_validate_voxel,
     reference=reference.voxel_downsample,
     error=relative_error,

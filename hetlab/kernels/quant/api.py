@@ -43,7 +43,7 @@ def gemv_q(qw: QuantizedMatrix, x: Any, *, device: Device = None,
         From :func:`hetlab.quant.quantize` (bits 8, 4, 3 or 2).
     x : array-like of shape (in,), float16/float32/float64
         Activations ("A16": float16 is exact; float64 is rounded to float32); finite.
-    device : {"numpy", "numba", "cupy"} or Backend, optional
+    device : str or Backend, optional  (the registered backends: filled in by hetlab)
         Default: where the arrays live (host → the numpy reference). "cupy" runs the
         numba.cuda kernel on CuPy arrays (tested in numba's CUDA simulator, and on an H200
         by tests/gpu).
@@ -80,8 +80,10 @@ def gemm_q(qw: QuantizedMatrix, X: Any, *, device: Device = None,
     ----------
     qw : QuantizedMatrix of shape (out, in)
     X : array-like of shape (m, in), 1 ≤ m ≤ 64, float16/float32/float64
-    device, keep_on_device
-        As in :func:`gemv_q`.
+    device : str or Backend, optional  (the registered backends: filled in by hetlab)
+        Default: where the arrays live (host → the numpy reference).
+    keep_on_device : bool, default False
+        Return device arrays instead of copying results back to the host.
 
     Returns
     -------
@@ -113,7 +115,7 @@ def gemv_w4a8(qw: QuantizedMatrix, x: Any, *, device: Device = None,
         Any of bits 8, 4, 3, 2; group_size at most 65536.
     x : array-like of shape (in,), float16/float32/float64
         One token's activations; finite.
-    device : {"numpy", "numba", "cupy"} or Backend, optional
+    device : str or Backend, optional  (the registered backends: filled in by hetlab)
         Default: where the arrays live (host → the numpy reference). "cupy" quantizes the
         activations on the host (the shared int8 format) and runs a numba.cuda kernel with
         exact int32 word dots.

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from ...core.metrics import relative_error
+from ...core.params import Param
 from ...core.spec import Cost, KernelSpec
 from ...core.validation import array_module, as_array, cast_finite
 from ...errors import InvalidInputError
@@ -168,6 +169,11 @@ def _gemm_case(size: int, rng: np.random.Generator) -> dict[str, Any]:
 
 GEMV_Q = KernelSpec(
     name="gemv_q",
+    params=(
+        Param("qw", "quantized", "QuantizedMatrix of shape (out, in)"),
+        Param("x", "array", "activations of shape (in,), float16/32/64, finite in float32",
+              ndim=1),
+    ),
     validate=_validate_gemv,
     reference=reference.gemv_q,
     error=relative_error,
@@ -181,6 +187,11 @@ GEMV_Q = KernelSpec(
 
 GEMM_Q = KernelSpec(
     name="gemm_q",
+    params=(
+        Param("qw", "quantized", "QuantizedMatrix of shape (out, in)"),
+        Param("X", "array", "activations of shape (m, in), 1 ≤ m ≤ 64, finite in float32",
+              ndim=2),
+    ),
     validate=_validate_gemm,
     reference=reference.gemm_q,
     error=relative_error,
@@ -194,6 +205,10 @@ GEMM_Q = KernelSpec(
 
 GEMV_W4A8 = KernelSpec(
     name="gemv_w4a8",
+    params=(
+        Param("qw", "quantized", "QuantizedMatrix of shape (out, in)"),
+        Param("x", "array", "activations of shape (in,), quantized to int8 per call", ndim=1),
+    ),
     validate=_validate_w4a8,
     reference=reference.gemv_w4a8,
     error=relative_error,

@@ -37,7 +37,7 @@ def spmv(A: Any, x: Any, *, device: Device = None, keep_on_device: bool = False)
     x : array-like of shape (n_cols,)
         Cast to ``A``'s value dtype; must be finite in it (a float64 ``1e300`` for a
         float32 matrix is refused, not turned into inf).
-    device : {"numpy", "numba", "cupy"} or Backend, optional
+    device : str or Backend, optional  (the registered backends: filled in by hetlab)
         Where to run; default: where ``A`` lives (the host → ``"numpy"``).
     keep_on_device : bool, default False
         Return device arrays instead of copying results back to the host.
@@ -73,8 +73,10 @@ def spmm(A: Any, X: Any, *, device: Device = None, keep_on_device: bool = False)
     A : CSR or anything :func:`hetlab.sparse.csr` accepts, shape (n_rows, n_cols)
     X : array-like of shape (n_cols, k), 1 ≤ k ≤ 256
         Cast to ``A``'s value dtype (C order); must be finite.
-    device, keep_on_device
-        As in :func:`spmv`.
+    device : str or Backend, optional  (the registered backends: filled in by hetlab)
+        Where to run; default: where the matrix lives (the host → ``"numpy"``).
+    keep_on_device : bool, default False
+        Return device arrays instead of copying results back to the host.
 
     Returns
     -------
@@ -105,8 +107,10 @@ def sddmm(S: Any, X: Any, Y: Any, *, device: Device = None,
     X : array-like of shape (m, k)
     Y : array-like of shape (n, k)
         Both cast to ``S``'s value dtype; must be finite.
-    device, keep_on_device
-        As in :func:`spmv`.
+    device : str or Backend, optional  (the registered backends: filled in by hetlab)
+        Where to run; default: where the matrix lives (the host → ``"numpy"``).
+    keep_on_device : bool, default False
+        Return device arrays instead of copying results back to the host.
 
     Returns
     -------

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ...core.metrics import relative_error
+from ...core.params import Param
 from ...core.spec import Cost, KernelSpec
 from ...core.validation import array_module, as_float_array, cast_finite
 from ...errors import InvalidInputError
@@ -88,6 +89,10 @@ def _matrix_case(size: int, rng: np.random.Generator) -> CSR:
 
 SPMV = KernelSpec(
     name="spmv",
+    params=(
+        Param("A", "csr", "sparse matrix of shape (n_rows, n_cols)"),
+        Param("x", "array", "vector of shape (n_cols,), finite in A's dtype", ndim=1),
+    ),
     validate=_validate_spmv,
     reference=reference.spmv,
     error=rel_diff,
@@ -121,6 +126,10 @@ def _spmm_cost(a: Mapping[str, Any]) -> Cost:
 
 SPMM = KernelSpec(
     name="spmm",
+    params=(
+        Param("A", "csr", "sparse matrix of shape (n_rows, n_cols)"),
+        Param("X", "array", "dense matrix of shape (n_cols, k), 1 ≤ k ≤ 256", ndim=2),
+    ),
     validate=_validate_spmm,
     reference=reference.spmm,
     error=rel_diff,
@@ -157,6 +166,11 @@ def _sddmm_case(size: int, rng: np.random.Generator) -> dict[str, Any]:
 
 SDDMM = KernelSpec(
     name="sddmm",
+    params=(
+        Param("S", "csr", "sparsity pattern of shape (m, n)"),
+        Param("X", "array", "dense matrix of shape (m, k)", ndim=2),
+        Param("Y", "array", "dense matrix of shape (n, k)", ndim=2),
+    ),
     validate=_validate_sddmm,
     reference=reference.sddmm,
     error=rel_diff,

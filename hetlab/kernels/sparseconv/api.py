@@ -44,10 +44,12 @@ def sparse_conv3d(voxels: Any, features: Any, weights: Any, *, kernel_size: int 
         The numba backend's strategy; ``"auto"`` measures both on this layer's kernel map
         once per layer class and caches the choice
         (``hetlab.kernels.sparseconv.numba.TUNER.cache``). The numpy reference ignores it.
-    device, keep_on_device
-        As in :func:`hetlab.spmv` (``"numpy"``: the dense-grid reference, small sizes only:
-        a grid over the voxels' bounding box beyond 4 GiB is refused with
-        InvalidInputError; use ``"numba"`` there).
+    device : str or Backend, optional  (the registered backends: filled in by hetlab)
+        Where to run; default: where the arrays live. ``"numpy"`` is the dense-grid
+        reference, for small sizes only: a grid over the voxels' bounding box beyond 4 GiB
+        is refused with InvalidInputError; use ``"numba"`` there.
+    keep_on_device : bool, default False
+        Return device arrays instead of copying results back to the host.
 
     Returns
     -------

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.params import Param
 from ...core.spec import Cost, KernelSpec
 from ...core.validation import as_array, as_float_array, cast_finite, check_int, check_points
 from ...errors import InvalidInputError
@@ -100,6 +101,15 @@ def _case(size: int, rng: np.random.Generator) -> dict[str, Any]:
 
 SPARSE_CONV3D = KernelSpec(
     name="sparse_conv3d",
+    params=(
+        Param("voxels", "array", "distinct integer voxel coordinates of shape (n, 3)", ndim=2),
+        Param("features", "array", "input features of shape (n, C_in), finite", ndim=2),
+        Param("weights", "array", "kernel weights of shape (kernel_size³, C_in, C_out)", ndim=3),
+        Param("kernel_size", "int", "edge of the cubic kernel, in voxels", default=3, lo=1, hi=7),
+        Param("stride", "int", "output stride, in voxels", default=1, lo=1, hi=8),
+        Param("dataflow", "choice", "how the kernel map is walked", default="auto",
+              choices=DATAFLOW_CHOICES),
+    ),
     validate=_validate,
     reference=reference.sparse_conv3d,
     error=_error,
