@@ -578,7 +578,3 @@ def test_copies_and_pickles_of_containers_stay_read_only(how):
         with pytest.raises(ValueError, match="read-only"):
             arrays[0][...] = 0
 
-
-def vars_of(obj):
-    names = [n for k in type(obj).__mro__ for n in getattr(k, "__slots__", ())]
-    return [getattr(obj, n, None) for n in names] + list(getattr(obj, "__dict__", {}).values())

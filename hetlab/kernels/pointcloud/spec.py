@@ -169,7 +169,7 @@ def _validate_ball_query(points: Any, centers: Any, radius: Any, k: Any) -> dict
     pts = _points("ball_query", "points", points)
     c = _points("ball_query", "centers", centers, allow_empty=True)
     radius = check_positive("ball_query", "radius", radius)
-    r = pts.dtype.type(radius) if radius < np.sqrt(np.finfo(pts.dtype).max) else np.inf
+    r = pts.dtype.type(radius) if radius < float(np.sqrt(np.finfo(pts.dtype).max)) else np.inf
     if not np.isfinite(r * r):
         raise InvalidInputError(
             f"ball_query: radius must be < {np.sqrt(np.finfo(pts.dtype).max):.3g} for "
