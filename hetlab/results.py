@@ -264,7 +264,7 @@ class HetlabAccessor:
     def speedup(self, baseline: str = "numpy") -> xr.DataArray:
         """Median-time speedup of every device over ``baseline`` (>1 is faster)."""
         med = self.median_time()
-        if baseline not in med["device"]:
+        if not isinstance(baseline, str) or baseline not in med["device"].values.tolist():
             raise InvalidInputError(
                 f"speedup: baseline must be one of {list(med['device'].values)}; got {baseline!r}."
             )

@@ -299,3 +299,9 @@ def _fresh_case_cache():
     yield
     bench._case_args.cache_clear()
     bench._case_for.cache_clear()
+
+
+def test_speedup_refuses_a_baseline_that_is_not_a_device_name(small_ds):
+    for bad in (["numpy"], 3, None, "tpu"):
+        with pytest.raises(hl.InvalidInputError, match="speedup: baseline"):
+            small_ds.hetlab.speedup(bad)
