@@ -19,6 +19,10 @@ __all__ = ["is_int", "check_int", "check_sizes", "check_devices", "check_kernel"
            "check_optional_bool", "check_optional_callable", "check_path"]
 
 
+#: the largest size a Dataset's int64 ``size`` coordinate holds
+_MAX_SIZE = 2**63 - 1
+
+
 def is_int(value: Any) -> bool:
     """True for Python and NumPy integers (``bool`` and ``np.bool_`` excluded)."""
     return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
@@ -48,10 +52,10 @@ def _as_list(fn: str, name: str, value: Any, example: str) -> list[Any]:
 def check_sizes(fn: str, sizes: Any, name: str = "sizes") -> list[int]:
     """A non-empty list of distinct ints ≥ 1 (NumPy integers accepted), as Python ints."""
     items = _as_list(fn, name, sizes, "[1000, 10000]")
-    if not items or not all(is_int(s) and int(s) >= 1 for s in items):
+    if not items or not all(is_int(s) and 1 <= int(s) <= _MAX_SIZE for s in items):
         raise InvalidInputError(
-            f"{fn}: {name} must be a non-empty list of ints >= 1 (e.g. [1000, 10000]); got "
-            f"{sizes!r}."
+            f"{fn}: {name} must be a non-empty list of ints >= 1 (e.g. [1000, 10000], each "
+            f"below 2**63); got {sizes!r}."
         )
     out = [int(s) for s in items]
     dupes = sorted({s for s in out if out.count(s) > 1})

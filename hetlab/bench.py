@@ -117,8 +117,11 @@ CASE_FAILED = "generating the case"
 
 def describe_error(exc: BaseException) -> str:
     """``"Type: message"`` of an exception, on one line (for a unit's ``status``)."""
+    # a private subclass (numpy's _ArrayMemoryError) is named by its public base (MemoryError)
+    name = next((c.__name__ for c in type(exc).__mro__ if not c.__name__.startswith("_")),
+                type(exc).__name__)
     text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return f"{name}: {text}" if text else name
 
 
 def _timed(fn: Callable[[], Any], sync: Callable[[], None]) -> tuple[Any, float]:

@@ -305,3 +305,14 @@ def test_speedup_refuses_a_baseline_that_is_not_a_device_name(small_ds):
     for bad in (["numpy"], 3, None, "tpu"):
         with pytest.raises(hl.InvalidInputError, match="speedup: baseline"):
             small_ds.hetlab.speedup(bad)
+
+
+def test_a_real_numpy_memory_error_is_reported_by_its_public_name():
+    ds = hl.compare("fps", sizes=[30, 10**13], devices=["numpy"], repeats=1, progress=False)
+    assert _status(ds, "numpy", 30) == "ok"
+    assert _status(ds, "numpy", 10**13).startswith("error: MemoryError")
+
+
+def test_sizes_beyond_int64_are_refused():
+    with pytest.raises(hl.InvalidInputError, match="compare: sizes"):
+        hl.compare("fps", sizes=[10, 2**70], devices=["numpy"])
