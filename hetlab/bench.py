@@ -17,19 +17,20 @@ from __future__ import annotations
 import functools
 import socket
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ._sweep_args import check_devices, check_int, check_kernel
 from .core.dispatch import map_arrays, move_arrays
 from .core.registry import get_backend, get_impl, get_kernel
 from .core.spec import KernelSpec
 from .errors import BackendUnavailable, KernelNotSupported
 
-__all__ = ["ModeledRun", "UnitResult", "measure_unit", "case_args", "case_for"]
+__all__ = ["ModeledRun", "UnitResult", "measure_unit", "case_args", "case_for",
+           "describe_error"]
 
 
 @dataclass(frozen=True)
@@ -74,19 +75,53 @@ def _worker_name() -> str:
     return "local"
 
 
+def case_args(kernel: Any, size: int, seed: int) -> dict[str, Any]:
+    """Validated host arguments of a generated case (cached; seeded by ``[seed, size]``).
+
+    Parameters
+    ----------
+    kernel : str, KernelSpec or hetlab kernel function
+    size : int
+        Case size (>= 1) in the kernel's ``size_unit``.
+    seed : int
+        Non-negative seed.
+    """
+    spec = check_kernel("case_args", kernel)
+    return _case_args(spec.name, check_int("case_args", "size", size, minimum=1),
+                      check_int("case_args", "seed", seed, minimum=0))
+
+
+def case_for(kernel: Any, size: int, seed: int) -> tuple[dict[str, Any], Any]:
+    """Validated host arguments and the reference result of a generated case (cached)."""
+    spec = check_kernel("case_for", kernel)
+    return _case_for(spec.name, check_int("case_for", "size", size, minimum=1),
+                     check_int("case_for", "seed", seed, minimum=0))
+
+
 @functools.lru_cache(maxsize=4)
-def case_args(kernel: str, size: int, seed: int) -> dict[str, Any]:
-    """Validated host arguments of a generated case (cached; seeded by ``[seed, size]``)."""
+def _case_args(kernel: str, size: int, seed: int) -> dict[str, Any]:
     spec = get_kernel(kernel)
     rng = np.random.default_rng([seed, size])
     return spec.validate(**spec.make_case(size, rng))
 
 
 @functools.lru_cache(maxsize=4)
-def case_for(kernel: str, size: int, seed: int) -> tuple[dict[str, Any], Any]:
-    """Validated host arguments and the reference result of a generated case (cached)."""
-    validated = case_args(kernel, size, seed)
+def _case_for(kernel: str, size: int, seed: int) -> tuple[dict[str, Any], Any]:
+    validated = _case_args(kernel, size, seed)
     return validated, get_kernel(kernel).reference(**validated)
+
+
+#: in the ``status`` of a unit whose case could not be generated
+CASE_FAILED = "generating the case"
+
+
+def describe_error(exc: BaseException) -> str:
+    """``"Type: message"`` of an exception, on one line (for a unit's ``status``)."""
+    # a private subclass (numpy's _ArrayMemoryError) is named by its public base (MemoryError)
+    name = next((c.__name__ for c in type(exc).__mro__ if not c.__name__.startswith("_")),
+                type(exc).__name__)
+    text = " ".join(str(exc).split())
+    return f"{name}: {text}" if text else name
 
 
 def _timed(fn: Callable[[], Any], sync: Callable[[], None]) -> tuple[Any, float]:
@@ -126,40 +161,79 @@ def _measured(unit: UnitResult, spec: KernelSpec, backend: Any, args: dict[str, 
     return host
 
 
-def measure_unit(kernel: str, device: str, size: int, *, seed: int = 0, repeats: int = 5,
+def measure_unit(kernel: Any, device: str, size: int, *, seed: int = 0, repeats: int = 5,
                  warmup: int = 1) -> UnitResult:
-    """Measure one kernel × device × size; never raises for a device that fails or is absent.
+    """Measure one kernel × device × size; never raises once its arguments are valid.
 
-    Returns a :class:`UnitResult` whose ``status`` says ``"ok"``, ``"unavailable: …"``,
-    ``"not supported: …"``, ``"wrong result (error …)"`` or ``"failed: …"``.
+    Every failure becomes the unit's ``status``: ``"ok"``, ``"unavailable: …"``,
+    ``"not supported: …"``, ``"wrong result (…)"``, ``"failed: <Type>: …"`` (the device's
+    call raised) or ``"error: <Type>: …"`` (anything else, e.g. the case could not be
+    generated: ``"error: MemoryError: … (generating the case of size …)"``).
+
+    Raises
+    ------
+    InvalidInputError
+        Unknown kernel or device; size, repeats or warmup not an int >= 1; seed not an
+        int >= 0.
     """
-    spec = get_kernel(kernel)
-    backend = get_backend(device)
-    unit = UnitResult(device=backend.name, size=size, source=backend.timing_source,
-                      host=socket.gethostname(), worker=_worker_name())
+    spec = check_kernel("measure_unit", kernel)
+    name = check_devices("measure_unit", [device], name="device")[0]
+    size = check_int("measure_unit", "size", size, minimum=1)
+    seed = check_int("measure_unit", "seed", seed, minimum=0)
+    repeats = check_int("measure_unit", "repeats", repeats, minimum=1)
+    warmup = check_int("measure_unit", "warmup", warmup, minimum=1)
+    backend = get_backend(name)
+    unit = UnitResult(device=backend.name, size=size, source="skipped")
+    try:
+        unit.source = backend.timing_source
+        unit.host, unit.worker = socket.gethostname(), _worker_name()
+        _measure(unit, spec, backend, size, seed=seed, repeats=repeats, warmup=warmup)
+    except Exception as exc:  # nothing may escape: a sweep keeps every other unit
+        _clear(unit, f"error: {describe_error(exc)}")
+    return unit
+
+
+def _clear(unit: UnitResult, status: str, source: str | None = None) -> None:
+    """Mark a unit not measured: its figures NaN, ``status`` saying why."""
+    unit.status, unit.times_s, unit.verified = status, [], False
+    unit.transfer_in_s = unit.transfer_out_s = unit.first_call_s = unit.error = float("nan")
+    if source is not None:
+        unit.source = source
+
+
+def _measure(unit: UnitResult, spec: KernelSpec, backend: Any, size: int, *, seed: int,
+             repeats: int, warmup: int) -> None:
     reason = backend.why_not()
     if reason is not None:
-        unit.status, unit.source = f"unavailable: {reason}", "skipped"
-        return unit
+        _clear(unit, f"unavailable: {reason}", "skipped")
+        return
     try:
         get_impl(spec.name, backend.name)
     except KernelNotSupported as exc:
-        unit.status, unit.source = f"not supported: {exc}", "skipped"
-        return unit
+        _clear(unit, f"not supported: {exc}", "skipped")
+        return
     except BackendUnavailable as exc:
-        unit.status, unit.source = f"unavailable: {exc}", "skipped"
-        return unit
-    args, expected = case_for(spec.name, size, seed)
+        _clear(unit, f"unavailable: {exc}", "skipped")
+        return
+    try:
+        args, expected = _case_for(spec.name, size, seed)
+    except Exception as exc:  # e.g. MemoryError at a huge size: this unit only
+        _clear(unit, f"error: {describe_error(exc)} ({CASE_FAILED} of size {size})")
+        return
     try:
         host = _measured(unit, spec, backend, args, warmup, repeats)
     except KernelNotSupported as exc:  # e.g. larger than an overlay's on-chip buffers
-        unit.status, unit.times_s = f"not supported: {exc}", []
-        return unit
+        _clear(unit, f"not supported: {exc}")
+        return
     except Exception as exc:  # a failing device must not lose the other results
-        last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        unit.status = f"failed: {last}"
-        return unit
-    unit.error, unit.verified = spec.verified(host, expected)
+        _clear(unit, f"failed: {describe_error(exc)}")
+        return
+    try:
+        unit.error, unit.verified = spec.verified(host, expected)
+    except Exception as exc:  # a result of the wrong shape or type cannot be compared
+        unit.error, unit.verified = float("nan"), False
+        unit.status = (f"wrong result (could not compare it with the reference: "
+                       f"{describe_error(exc)})")
+        return
     if not unit.verified:
         unit.status = f"wrong result (error {unit.error:.3g} > tolerance {spec.tolerance:g})"
-    return unit

@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from .core.registry import get_backend, get_impl, get_kernel
-from .errors import HetlabError, InvalidInputError
+from ._sweep_args import check_devices, check_int, check_kernel, check_sizes
+from .core.registry import get_backend, get_impl
+from .errors import InvalidInputError
 
 __all__ = ["check", "CheckReport", "median_time"]
 
@@ -55,7 +56,18 @@ class CheckReport:
 
 def median_time(fn: Callable[[], Any], repeats: int) -> tuple[Any, float]:
     """(last result, median seconds) of ``repeats`` calls of ``fn`` (wall clock, no warm-up:
-    call it once first if its first call compiles)."""
+    call it once first if its first call compiles).
+
+    Parameters
+    ----------
+    fn : callable
+        Called with no arguments.
+    repeats : int
+        Number of timed calls, >= 1.
+    """
+    if not callable(fn):
+        raise InvalidInputError(f"median_time: fn must be callable; got {type(fn).__name__}.")
+    repeats = check_int("median_time", "repeats", repeats, minimum=1)
     out, times = None, []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -79,7 +91,9 @@ def check(fn: Callable[..., Any], kernel: Any, *, sizes: Sequence[int] = (1, 2, 
     against : sequence of str
         hetlab backends timed on the same cases (unavailable ones are left out).
     repeats : int
-        Timed calls per case; the median is reported.
+        Timed calls per case (>= 1); the median is reported.
+    seed : int
+        Non-negative seed of the generated cases.
 
     Returns
     -------
@@ -88,14 +102,25 @@ def check(fn: Callable[..., Any], kernel: Any, *, sizes: Sequence[int] = (1, 2, 
     """
     if not callable(fn):
         raise InvalidInputError(f"check: fn must be callable; got {type(fn).__name__}.")
-    spec = get_kernel(kernel)
+    spec = check_kernel("check", kernel)
+    sizes = check_sizes("check", sizes)
+    empty = against is None or (isinstance(against, list | tuple) and not against)
+    against = [] if empty else check_devices("check", against, name="against")
+    repeats = check_int("check", "repeats", repeats, minimum=1)
+    seed = check_int("check", "seed", seed, minimum=0)
     report = CheckReport(kernel=spec.name)
     backends = [b for b in against if get_backend(b).is_available()]
     for size in sizes:
-        case = spec.make_case(int(size), np.random.default_rng([seed, int(size)]))
-        validated = spec.validate(**case)
-        expected = spec.reference(**validated)
-        row: dict[str, Any] = {"size": int(size)}
+        row: dict[str, Any] = {"size": size}
+        try:
+            case = spec.make_case(size, np.random.default_rng([seed, size]))
+            validated = spec.validate(**case)
+            expected = spec.reference(**validated)
+        except Exception as exc:  # not the student's bug: say so, keep the other sizes
+            row["passed"], row["yours_s"] = False, float("nan")
+            row["detail"] = f"case not generated: {type(exc).__name__}: {exc}"
+            report.rows.append(row)
+            continue
         try:
             got, row["yours_s"] = median_time(lambda c=case: fn(**c), repeats)
             err, ok = spec.verified(_to_host(got), expected)
@@ -108,7 +133,7 @@ def check(fn: Callable[..., Any], kernel: Any, *, sizes: Sequence[int] = (1, 2, 
                 impl = get_impl(spec.name, b)
                 impl(**validated)  # warm-up (JIT)
                 row[f"{b}_s"] = median_time(lambda i=impl, v=validated: i(**v), repeats)[1]
-            except HetlabError:
+            except Exception:  # a failing backend costs its column, not the report
                 row[f"{b}_s"] = float("nan")
         report.rows.append(row)
     return report

@@ -38,9 +38,10 @@ import numpy as np
 import xarray as xr
 
 from . import machine
+from ._sweep_args import check_path
 from .core.registry import get_backend
 from .core.spec import KernelSpec
-from .errors import InvalidInputError
+from .errors import HetlabError, InvalidInputError
 
 __all__ = ["to_dataset", "save", "load", "HetlabAccessor"]
 
@@ -73,9 +74,23 @@ def _versions() -> dict[str, str]:
 
 def to_dataset(spec: KernelSpec, units: Sequence[Any], devices: Sequence[str],
                sizes: Sequence[int], *, repeats: int, warmup: int, seed: int) -> xr.Dataset:
-    """Assemble :class:`~hetlab.bench.UnitResult` objects into a comparison Dataset."""
-    from .bench import case_args
+    """Assemble :class:`~hetlab.bench.UnitResult` objects into a comparison Dataset.
 
+    A (device, size) with no unit gets NaN figures and status ``"not run"``; a size whose case
+    cannot be generated (e.g. ``MemoryError``) gets NaN ``flops`` and ``bytes``.
+    """
+    from ._sweep_args import check_devices, check_int, check_sizes
+
+    if not isinstance(spec, KernelSpec):
+        raise InvalidInputError(
+            f"to_dataset: spec must be a KernelSpec (hetlab.core.registry.get_kernel); got "
+            f"{type(spec).__name__}."
+        )
+    devices = check_devices("to_dataset", devices)
+    sizes = check_sizes("to_dataset", sizes)
+    repeats = check_int("to_dataset", "repeats", repeats, minimum=1)
+    warmup = check_int("to_dataset", "warmup", warmup, minimum=0)
+    seed = check_int("to_dataset", "seed", seed, minimum=0)
     nd, ns = len(devices), len(sizes)
     di = {d: i for i, d in enumerate(devices)}
     si = {s: i for i, s in enumerate(sizes)}
@@ -83,14 +98,19 @@ def to_dataset(spec: KernelSpec, units: Sequence[Any], devices: Sequence[str],
     per = {k: np.full((nd, ns), np.nan) for k in
            ("transfer_in_s", "transfer_out_s", "first_call_s", "error")}
     verified = np.zeros((nd, ns), dtype=bool)
-    status = np.full((nd, ns), "", dtype=object)
+    status = np.full((nd, ns), "not run", dtype=object)
     host = np.full((nd, ns), "", dtype=object)
     worker = np.full((nd, ns), "", dtype=object)
     source = np.full(nd, "skipped", dtype=object)
     for u in units:
+        if u.device not in di or u.size not in si:
+            raise InvalidInputError(
+                f"to_dataset: every unit must be one of devices={list(devices)} x "
+                f"sizes={list(sizes)}; got device={u.device!r}, size={u.size!r}."
+            )
         i, j = di[u.device], si[u.size]
         if u.times_s:
-            time_s[i, j, : len(u.times_s)] = u.times_s
+            time_s[i, j, : min(len(u.times_s), repeats)] = u.times_s[:repeats]
         for k in per:
             per[k][i, j] = getattr(u, k)
         verified[i, j], status[i, j] = u.verified, u.status
@@ -99,7 +119,9 @@ def to_dataset(spec: KernelSpec, units: Sequence[Any], devices: Sequence[str],
             source[i] = u.source
     # the cost model needs the case's arguments only, not its reference result (on a cluster
     # the references were computed by the workers)
-    costs = [spec.cost(case_args(spec.name, s, seed)) for s in sizes]
+    # sizes whose case could not be generated (or never ran) are not generated again here
+    no_case = {s for s in sizes if _no_case(status[:, si[s]])}
+    costs = [_cost(spec, s, seed, s in no_case) for s in sizes]
     infos = [_device_info(d) for d in devices]
     dims2 = ("device", "size")
     ds = xr.Dataset(
@@ -139,6 +161,28 @@ def to_dataset(spec: KernelSpec, units: Sequence[Any], devices: Sequence[str],
     return add_derived(ds)
 
 
+def _no_case(statuses: Any) -> bool:
+    """True when a size's case failed to generate, or none of its units ran."""
+    from .bench import CASE_FAILED
+
+    return any(CASE_FAILED in str(s) for s in statuses) or all(
+        str(s).startswith(("interrupted", "not run")) for s in statuses)
+
+
+def _cost(spec: KernelSpec, size: int, seed: int, skip: bool = False) -> Any:
+    """The cost model of one size's case; NaN figures when the case cannot be generated (its
+    units already say why in their ``status``)."""
+    from .bench import case_args
+    from .core.spec import Cost
+
+    if skip:
+        return Cost(flops=float("nan"), bytes=float("nan"))
+    try:
+        return spec.cost(case_args(spec.name, size, seed))
+    except Exception:  # e.g. MemoryError at a huge size: keep every other figure
+        return Cost(flops=float("nan"), bytes=float("nan"))
+
+
 def add_derived(ds: xr.Dataset) -> xr.Dataset:
     """(Re)compute throughput, achieved_gbps and roofline_fraction from the raw figures."""
     med = ds["time_s"].median("repeat")
@@ -151,18 +195,55 @@ def add_derived(ds: xr.Dataset) -> xr.Dataset:
 
 
 def save(ds: xr.Dataset, path: str | os.PathLike[str]) -> str:
-    """Write a comparison Dataset to netCDF-4 (h5netcdf engine); returns the path."""
-    path = os.fspath(path)
-    ds.to_netcdf(path, engine="h5netcdf")
+    """Write a comparison Dataset to netCDF-4 (h5netcdf engine); returns the path.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        From :func:`hetlab.compare` (not modified).
+    path : str or os.PathLike
+        File to write (overwritten), in an existing folder.
+
+    Raises
+    ------
+    InvalidInputError
+        ``ds`` is not a Dataset, or ``path`` is not a file path in an existing folder.
+    HetlabError
+        The file could not be written (the reason is included).
+    """
+    if not isinstance(ds, xr.Dataset):
+        raise InvalidInputError(
+            f"save: ds must be an xarray.Dataset (what hl.compare returns); got "
+            f"{type(ds).__name__}."
+        )
+    path = check_path("save", "path", path, parent_must_exist=True)
+    try:
+        ds.to_netcdf(path, engine="h5netcdf")
+    except Exception as exc:
+        raise HetlabError(
+            f"save: could not write {path!r} as netCDF ({type(exc).__name__}: {exc}); check "
+            "that the folder is writable and the Dataset holds only numbers, strings and "
+            "booleans."
+        ) from exc
     return path
 
 
 def load(path: str | os.PathLike[str]) -> xr.Dataset:
-    """Read a comparison Dataset written by :func:`save` (fully loaded, file closed)."""
-    path = os.fspath(path)
-    if not os.path.exists(path):
-        raise InvalidInputError(f"load: path must name an existing netCDF file; got {path!r}.")
-    ds = xr.load_dataset(path, engine="h5netcdf")
+    """Read a comparison Dataset written by :func:`save` (fully loaded, file closed).
+
+    Raises
+    ------
+    InvalidInputError
+        ``path`` is not a path, does not exist, or is not a netCDF-4 file.
+    """
+    path = check_path("load", "path", path, must_exist=True)
+    try:
+        ds = xr.load_dataset(path, engine="h5netcdf")
+    except Exception as exc:
+        raise InvalidInputError(
+            f"load: path must name a netCDF-4 file written by hl.save; got {path!r}, which "
+            f"could not be read ({type(exc).__name__}: {exc})."
+        ) from exc
     if "verified" in ds:
         ds["verified"] = ds["verified"].astype(bool)
     return ds
@@ -183,7 +264,7 @@ class HetlabAccessor:
     def speedup(self, baseline: str = "numpy") -> xr.DataArray:
         """Median-time speedup of every device over ``baseline`` (>1 is faster)."""
         med = self.median_time()
-        if baseline not in med["device"]:
+        if not isinstance(baseline, str) or baseline not in med["device"].values.tolist():
             raise InvalidInputError(
                 f"speedup: baseline must be one of {list(med['device'].values)}; got {baseline!r}."
             )

@@ -10,11 +10,20 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from .bench import UnitResult, measure_unit
-from .core.registry import backend_names, get_backend, get_kernel
+from ._sweep_args import (
+    check_devices,
+    check_int,
+    check_kernel,
+    check_optional_bool,
+    check_optional_callable,
+    check_path,
+    check_sizes,
+)
+from .bench import UnitResult, describe_error, measure_unit
 from .errors import InvalidInputError
 
 __all__ = ["compare", "Checkpoint"]
@@ -43,9 +52,12 @@ class Checkpoint:
                     row = json.loads(line)
                 except json.JSONDecodeError:
                     continue  # a line cut short by a crash
-                if row.get("sweep") != self.key:
+                if not isinstance(row, dict) or row.get("sweep") != self.key:
                     continue
-                unit = UnitResult(**row["unit"])
+                try:
+                    unit = UnitResult(**row["unit"])
+                except (KeyError, TypeError):
+                    continue  # not a unit line (edited by hand?): run that unit again
                 done[(unit.size, unit.device)] = unit
         return done
 
@@ -59,7 +71,16 @@ class Checkpoint:
 
 def _run_local(units: Iterable[Unit], kernel: str, **kw: Any) -> Iterable[UnitResult]:
     for size, device in units:
-        yield measure_unit(kernel, device, size, **kw)
+        try:
+            yield measure_unit(kernel, device, size, **kw)
+        except Exception as exc:  # measure_unit reports failures itself; this is the backstop
+            yield UnitResult(device=device, size=size, status=f"error: {describe_error(exc)}",
+                             source="skipped")
+
+
+def _interrupted(size: int, device: str, why: str) -> UnitResult:
+    return UnitResult(device=device, size=size, source="skipped",
+                      status=f"interrupted: not run ({why} stopped the sweep)")
 
 
 def compare(
@@ -78,21 +99,31 @@ def compare(
 ) -> Any:
     """Measure a kernel on several devices and sizes; return an ``xarray.Dataset``.
 
+    No unit's failure loses another unit's figures: a case that cannot be generated (e.g.
+    ``MemoryError`` at a huge size), an absent device, a kernel that raises or times out, or a
+    wrong result becomes that unit's ``status`` (``"error: MemoryError: …"``,
+    ``"unavailable: …"``, ``"failed: …"``, ``"wrong result …"``) and the sweep goes on. A
+    ``KeyboardInterrupt`` stops the sweep: the Dataset of what finished is returned (with a
+    warning), the units not run say ``"interrupted: …"``, and a checkpoint keeps the finished
+    ones for a rerun. An exception raised by ``callback`` is the caller's and propagates
+    (after the checkpoint has kept the unit).
+
     Parameters
     ----------
     kernel : str, KernelSpec or hetlab kernel function (``hl.fps``)
-    sizes : sequence of int
-        Problem sizes in the kernel's ``size_unit`` (points for point-cloud kernels).
-    devices : sequence of str, optional
-        Backend names; default every registered backend. Devices that are unavailable or lack
-        the kernel appear with NaN figures and a ``status`` saying why.
+    sizes : list of int
+        Distinct problem sizes >= 1 in the kernel's ``size_unit`` (points for point-cloud
+        kernels); NumPy integers are accepted.
+    devices : list of str, optional
+        Distinct registered backend names; default every registered backend. Devices that are
+        unavailable or lack the kernel appear with NaN figures and a ``status`` saying why.
     repeats : int, default 5
-        Timed calls per unit (after warm-up).
+        Timed calls per unit (after warm-up), >= 1.
     warmup : int, default 1
-        Untimed calls before timing; the first call's time (JIT compile included) is kept
-        as ``first_call_s``.
+        Untimed calls before timing (>= 1); the first call's time (JIT compile included) is
+        kept as ``first_call_s``.
     seed : int, default 0
-        Seed of the generated cases (the same case on every device).
+        Non-negative seed of the generated cases (the same case on every device).
     progress : bool, optional
         Show a tqdm progress bar; default when more than two units run.
     callback : callable, optional
@@ -104,26 +135,38 @@ def compare(
         Run each unit as a task on this cluster (see :mod:`hetlab.distributed` for the
         resource rules that keep two timings off one machine at once).
     checkpoint : path, optional
-        JSON-lines file of finished units; units already there are not run again.
+        JSON-lines file (in an existing folder) of finished units; units already there are
+        not run again.
 
     Returns
     -------
     xarray.Dataset
         Dims ``(device, size, repeat)``; see :mod:`hetlab.results`.
+
+    Raises
+    ------
+    InvalidInputError
+        Any argument of the wrong type or range, naming it (checked before any work).
     """
     from .results import to_dataset
 
-    spec = get_kernel(kernel)
-    names = list(devices) if devices is not None else backend_names()
-    sizes = [int(s) for s in sizes]
-    if not sizes or any(s < 1 for s in sizes):
-        raise InvalidInputError(f"compare: sizes must be positive ints; got {sizes!r}.")
-    if repeats < 1 or warmup < 1:
+    spec = check_kernel("compare", kernel)
+    sizes = check_sizes("compare", sizes)
+    names = check_devices("compare", devices)
+    repeats = check_int("compare", "repeats", repeats, minimum=1)
+    warmup = check_int("compare", "warmup", warmup, minimum=1)
+    seed = check_int("compare", "seed", seed, minimum=0)
+    progress = check_optional_bool("compare", "progress", progress)
+    callback = check_optional_callable("compare", "callback", callback)
+    include_recorded = check_optional_bool("compare", "include_recorded", include_recorded,
+                                           allow_none=False)
+    if checkpoint is not None:
+        checkpoint = check_path("compare", "checkpoint", checkpoint, parent_must_exist=True)
+    if client is not None and not callable(getattr(client, "submit", None)):
         raise InvalidInputError(
-            f"compare: repeats and warmup must be ≥ 1; got repeats={repeats}, warmup={warmup}."
+            f"compare: client must be a dask.distributed.Client (or None to run here); got "
+            f"{type(client).__name__}."
         )
-    for name in names:
-        get_backend(name)  # unknown names fail before any work
     units = [(size, name) for size in sizes for name in names]
     kw = {"seed": seed, "repeats": repeats, "warmup": warmup}
     store = Checkpoint(checkpoint, {"kernel": spec.name, **kw}) if checkpoint else None
@@ -143,21 +186,49 @@ def compare(
         from .distributed import run_units
 
         stream = run_units(client, todo, spec.name, **kw)
-    for unit in stream:
-        finished[(unit.size, unit.device)] = unit
-        if store is not None:
-            store.add(unit)
+    try:
+        for unit in stream:
+            finished[(unit.size, unit.device)] = unit
+            if store is not None:
+                _keep(store, unit)
+            if bar is not None:
+                bar.set_postfix_str(f"{unit.device} n={unit.size}")
+                bar.update()
+            if callback is not None:
+                callback(unit, len(finished), len(units))
+    except KeyboardInterrupt:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()  # cancels the cluster's remaining tasks
+        n_done = len(finished)
+        for size, name in units:
+            if (size, name) not in finished:
+                finished[(size, name)] = _interrupted(size, name, "KeyboardInterrupt")
+        warnings.warn(
+            f"compare: interrupted; returning the {n_done} of {len(units)} units that "
+            "finished (the others say 'interrupted').",
+            RuntimeWarning, stacklevel=2,
+        )
+    finally:
         if bar is not None:
-            bar.set_postfix_str(f"{unit.device} n={unit.size}")
-            bar.update()
-        if callback is not None:
-            callback(unit, len(finished), len(units))
-    if bar is not None:
-        bar.close()
+            bar.close()
     ds = to_dataset(spec, [finished[u] for u in units], names, sizes, repeats=repeats,
                     warmup=warmup, seed=seed)
     if include_recorded:
         from .recorded import recordings, with_recorded
 
-        ds = with_recorded(ds, recordings(spec.name))
+        try:
+            ds = with_recorded(ds, recordings(spec.name))
+        except Exception as exc:  # a broken recording must not cost the live figures
+            warnings.warn(f"compare: recordings left out ({describe_error(exc)}).",
+                          RuntimeWarning, stacklevel=2)
     return ds
+
+
+def _keep(store: Checkpoint, unit: UnitResult) -> None:
+    """Append a unit to the checkpoint; a failing disk costs the checkpoint, not the sweep."""
+    try:
+        store.add(unit)
+    except OSError as exc:
+        warnings.warn(f"compare: checkpoint {store.path!r} not written ({exc}); the sweep "
+                      "goes on and its Dataset keeps every unit.", RuntimeWarning, stacklevel=3)

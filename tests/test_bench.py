@@ -109,9 +109,9 @@ def test_accessor_speedup_and_table():
 
 
 def test_compare_rejects_bad_arguments():
-    with pytest.raises(hl.InvalidInputError, match="sizes must be positive"):
+    with pytest.raises(hl.InvalidInputError, match="sizes must be a non-empty list of ints >= 1"):
         hl.compare("fps", sizes=[0])
-    with pytest.raises(hl.InvalidInputError, match="repeats and warmup"):
+    with pytest.raises(hl.InvalidInputError, match="repeats must be an int >= 1"):
         hl.compare("fps", sizes=[10], repeats=0)
     with pytest.raises(hl.InvalidInputError, match="device must be one of"):
         hl.compare("fps", sizes=[10], devices=["tpu"])

@@ -42,7 +42,16 @@ def board_present() -> bool:
 
 
 class FpgaBackend(Backend):
-    """FPGA overlays: a real PYNQ board when present, otherwise the emulator (modeled timing)."""
+    """FPGA overlays: a real PYNQ board when present, otherwise the emulator (modeled timing).
+
+    Thread safety: ``device="fpga"`` calls may come from any number of threads. There is one
+    device (board or emulator) per process, and access to it is **serialized**: every overlay
+    call holds the device's lock from its first buffer write through ``ap_start``, the
+    ``ap_done`` polls and the read-back to its last free (:mod:`hetlab.fpga.protocol`), as
+    one board with one IP instance per overlay needs. Concurrent calls therefore take turns
+    and each returns its own, correct result (on the emulator the C-simulation of an overlay
+    is also serialized, since its on-chip buffers are shared by the whole process).
+    """
 
     name = "fpga"
     kind = "fpga"

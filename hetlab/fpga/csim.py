@@ -13,13 +13,17 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from functools import cache
 from pathlib import Path
 
 from ..errors import BackendUnavailable, HetlabError
 from .manifest import Manifest
 
-__all__ = ["compiler", "cache_dir", "library_path", "build", "load_library"]
+__all__ = ["compiler", "cache_dir", "library_path", "build", "load_library", "call_lock"]
+
+_locks_guard = threading.Lock()
+_call_locks: dict[str, threading.Lock] = {}
 
 
 def compiler() -> str | None:
@@ -104,3 +108,15 @@ def _load(path: str) -> ctypes.CDLL:
 def load_library(manifest: Manifest) -> ctypes.CDLL:
     """Build if needed and load the overlay's C-simulation library."""
     return _load(str(build(manifest)))
+
+
+def call_lock(manifest: Manifest) -> threading.Lock:
+    """The lock every call into ``manifest``'s C-simulation holds.
+
+    An HLS top keeps its on-chip buffers in ``static`` arrays, and one loaded library is shared
+    by every emulator in the process, so two calls at once (ctypes releases the GIL) would
+    overwrite each other's buffers. One lock per overlay serializes them, as the one IP
+    instance on a board would.
+    """
+    with _locks_guard:
+        return _call_locks.setdefault(manifest.name, threading.Lock())

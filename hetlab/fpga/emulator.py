@@ -14,12 +14,24 @@ What a driver sees is what a Vitis HLS ``ap_ctrl_hs`` IP does on a board:
   when the modeled kernel time has passed, so a driver polls as often as it would on a board.
 
 ``stalled=True`` emulates an IP whose clock is not running: ``ap_start`` is never taken.
+
+Like a careful overlay driver, the emulator refuses at ``ap_start`` what the IP cannot do:
+scalar register values outside the manifest's bounds (``group_size = 0``, zero or too many
+rows/columns/points, …; :meth:`~.manifest.Manifest.check_scalars`, an
+:class:`~hetlab.errors.InvalidInputError`), pointers not aligned to their element size and
+extents beyond the allocated buffers (:class:`~.protocol.BusError`).
+
+Threads: an :class:`Emulator` has one re-entrant ``lock`` (its board's), which the drivers
+hold for a whole call (see :mod:`hetlab.fpga.protocol`); every call into an overlay's
+C-simulation also holds that overlay's :func:`~.csim.call_lock`, because the library's
+``static`` on-chip buffers are shared by every emulator in the process.
 """
 
 from __future__ import annotations
 
 import collections
 import ctypes
+import threading
 from typing import Any
 
 import numpy as np
@@ -73,6 +85,10 @@ class EmuIP:
 
     def read(self, offset: int) -> int:
         """Read a 32-bit register (advances the virtual clock by one MMIO read)."""
+        with self.emulator.lock:  # one access at a time, as on the AXI4-Lite bus
+            return self._read(offset)
+
+    def _read(self, offset: int) -> int:
         self._check(offset)
         self.emulator.advance(self.emulator.mmio_read_s)
         self._update()
@@ -96,6 +112,10 @@ class EmuIP:
 
     def write(self, offset: int, value: int) -> None:
         """Write a 32-bit register (advances the virtual clock by one MMIO write)."""
+        with self.emulator.lock:  # one access at a time, as on the AXI4-Lite bus
+            self._write(offset, value)
+
+    def _write(self, offset: int, value: int) -> None:
         self._check(offset)
         if not isinstance(value, int | np.integer) or not 0 <= int(value) <= _MASK32:
             raise BusError(
@@ -123,8 +143,9 @@ class EmuIP:
     @property
     def interrupt(self) -> bool:
         """The IP's interrupt line: GIE and any enabled ISR bit."""
-        self._update()
-        return bool(self._gie_v and (self._isr_v & self._ier_v))
+        with self.emulator.lock:
+            self._update()
+            return bool(self._gie_v and (self._isr_v & self._ier_v))
 
     # -- control FSM ---------------------------------------------------------------------
     def _update(self) -> None:
@@ -154,19 +175,29 @@ class EmuIP:
         args = self.arguments()
         scalars = {a["name"]: args[a["name"]] for a in self.manifest.args
                    if a["kind"] == "scalar"}
+        self.manifest.check_scalars(scalars)  # what the IP would not compute: refuse it
         names = self.manifest.names_for(scalars)
         c_args: list[Any] = []
         for a in self.manifest.args:
             if a["kind"] == "pointer":
+                address = args[a["name"]]
+                align = np.dtype(a.get("dtype", "uint8")).itemsize
+                if address % align:
+                    raise BusError(
+                        f"{self.manifest.name}: {a['name']} = {address:#x} is not aligned to "
+                        f"its {align}-byte {a.get('dtype')} elements (misaligned AXI burst); "
+                        "pass a buffer's device_address (allocate() aligns it)."
+                    )
                 nbytes = max(int(evaluate(a["bytes"], names)), 0)
-                mem = self.emulator.memory.resolve(args[a["name"]], nbytes, a["name"])
+                mem = self.emulator.memory.resolve(address, nbytes, a["name"])
                 c_args.append(ctypes.c_void_p(mem.ctypes.data))
             else:
                 c_args.append(ctypes.c_uint32(args[a["name"]]))
         if self._fn is None:
             self._fn = getattr(csim.load_library(self.manifest), self.manifest.top)
             self._fn.restype = None
-        self._fn(*c_args)
+        with csim.call_lock(self.manifest):
+            self._fn(*c_args)
         return timing.model(self.manifest, self.emulator.board, **scalars)
 
 
@@ -187,6 +218,8 @@ class Emulator:
 
     def __init__(self, board: str = "pynq-z2", *, strict: bool = True) -> None:
         self.board = board
+        #: held by drivers for a whole call (see :mod:`hetlab.fpga.protocol`); re-entrant
+        self.lock = threading.RLock()
         self.memory = PhysicalMemory(strict=strict)
         self.now_s = 0.0
         self.mmio_read_s = self.mmio_write_s = 0.0
@@ -200,11 +233,13 @@ class Emulator:
         """Emulate ``overlay``: parse its manifest, build its C-simulation, return its IP."""
         m = load_manifest(overlay)
         b = m.board(self.board)  # unknown board → InvalidInputError listing the choices
-        self.mmio_read_s, self.mmio_write_s = b["mmio_read_us"] * 1e-6, b["mmio_write_us"] * 1e-6
-        if m.name not in self._ips:
-            csim.build(m)
-            self._ips[m.name] = EmuIP(self, m)
-        return self._ips[m.name]
+        with self.lock:
+            self.mmio_read_s = b["mmio_read_us"] * 1e-6
+            self.mmio_write_s = b["mmio_write_us"] * 1e-6
+            if m.name not in self._ips:
+                csim.build(m)
+                self._ips[m.name] = EmuIP(self, m)
+            return self._ips[m.name]
 
     def allocate(self, shape: Any, dtype: Any) -> EmuBuffer:
         """A zeroed host array in contiguous emulated memory, with ``device_address``."""
@@ -212,10 +247,12 @@ class Emulator:
         if any(int(s) < 0 for s in shape):
             raise InvalidInputError(f"fpga: shape must be non-negative; got {shape}.")
         nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
-        return EmuBuffer(self.memory.allocate(nbytes), shape, dtype)
+        with self.lock:
+            return EmuBuffer(self.memory.allocate(nbytes), shape, dtype)
 
     def free(self, buffer: Any) -> None:
         """Release a buffer from :meth:`allocate`."""
         region = getattr(buffer, "_region", None)
         if region is not None:
-            self.memory.free(region)
+            with self.lock:
+                self.memory.free(region)

@@ -7,13 +7,20 @@ Overlays: ``fps``, ``gemv_q`` (4-bit weights), ``spmv`` (float32 CSR).
 
 The device is chosen once per process: a PYNQ board when one is present, else the emulator
 of ``$HETLAB_FPGA_BOARD`` (default ``"pynq-z2"``).
+
+Threads: these functions may be called from any number of threads. There is one device and
+one driver per overlay per process (created once, under a lock); every call holds the
+device's lock from its first buffer write to its last read (see
+:mod:`hetlab.fpga.protocol`), so concurrent calls run one after another and each returns its
+own result, on the emulator and on a board alike.
 """
 
 from __future__ import annotations
 
 import os
-from functools import cache
-from typing import Any
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -29,7 +36,28 @@ def default_board() -> str:
     return os.environ.get("HETLAB_FPGA_BOARD", "pynq-z2")
 
 
-@cache
+_T = TypeVar("_T")
+_create_lock = threading.RLock()
+
+
+def _once(make: Callable[[], _T]) -> Callable[[], _T]:
+    """``make`` called once per process, thread-safely (``functools.cache`` may call it twice
+    when two threads race on the first call)."""
+    made: list[_T] = []
+
+    def get() -> _T:
+        if not made:
+            with _create_lock:
+                if not made:
+                    made.append(make())
+        return made[0]
+
+    get.cache_clear = made.clear  # type: ignore[attr-defined]
+    get.__doc__, get.__name__ = make.__doc__, make.__name__
+    return get
+
+
+@_once
 def default_device() -> Any:
     """A :class:`PynqDevice` on a board, else an :class:`Emulator` (strict coherency)."""
     if board_present():
@@ -41,7 +69,7 @@ def default_device() -> Any:
     return Emulator(default_board())
 
 
-@cache
+@_once
 def _fps_driver() -> FpsDriver:
     return FpsDriver(default_device())
 
@@ -73,7 +101,7 @@ def _modeled_run(result: Any, t: timing.ModeledTime) -> Any:
                       transfer_in_s=t.transfer_in_s, transfer_out_s=t.transfer_out_s)
 
 
-@cache
+@_once
 def _gemv_q_driver() -> GemvQDriver:
     return GemvQDriver(default_device())
 
@@ -95,7 +123,7 @@ def _gemv_q_modeled(qw: Any, x: np.ndarray) -> Any:
 gemv_q.modeled = _gemv_q_modeled  # type: ignore[attr-defined]
 
 
-@cache
+@_once
 def _spmv_driver() -> SpmvDriver:
     return SpmvDriver(default_device())
 

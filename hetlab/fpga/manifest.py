@@ -17,6 +17,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..errors import InvalidInputError
 
 try:
@@ -45,6 +47,15 @@ def evaluate(expr: str | int | float, names: Mapping[str, float]) -> float:
     if isinstance(expr, int | float):
         return expr
 
+    def div(op: Any, a: Any, b: Any) -> Any:
+        if b == 0:
+            zero = ", ".join(f"{k}={v}" for k, v in names.items() if v == 0) or "a zero term"
+            raise InvalidInputError(
+                f"overlay manifest: expression {expr!r} divides by zero ({zero}); the value "
+                "that names the divisor must be > 0."
+            )
+        return op(a, b)
+
     def ev(node: ast.AST) -> Any:
         if isinstance(node, ast.Expression):
             return ev(node.body)
@@ -58,7 +69,10 @@ def evaluate(expr: str | int | float, names: Mapping[str, float]) -> float:
                 )
             return names[node.id]
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-            return _BINOPS[type(node.op)](ev(node.left), ev(node.right))
+            op = _BINOPS[type(node.op)]
+            if isinstance(node.op, ast.Div | ast.FloorDiv):
+                return div(op, ev(node.left), ev(node.right))
+            return op(ev(node.left), ev(node.right))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             return -ev(node.operand)
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
@@ -157,6 +171,72 @@ class Manifest:
     def path(self, relative: str) -> Path:
         """A path inside the overlay folder."""
         return self.root / relative
+
+    def check_scalars(self, scalars: Mapping[str, Any]) -> None:
+        """Refuse scalar register values this overlay's IP cannot take.
+
+        Every scalar argument must be given as an int in ``[0, 2**32)`` and satisfy its
+        manifest bounds: ``min``, ``max`` and ``multiple_of`` (numbers or expressions over the
+        scalars and ``[limits]``). The HLS kernel returns without writing its output for such
+        values, which would leave stale memory as the "result"; a driver therefore checks them
+        before programming the IP, and the emulator again at ``ap_start``.
+
+        Raises
+        ------
+        InvalidInputError
+            Naming every offending register, its value and the bound it breaks.
+        """
+        scalar_args = [a for a in self.args if a["kind"] == "scalar"]
+        known = {a["name"] for a in scalar_args}
+        problems = [f"{k} is not a scalar register of this overlay (registers: "
+                    f"{sorted(known)})" for k in scalars if k not in known]
+        values: dict[str, int] = {}
+        for a in scalar_args:
+            v = scalars.get(a["name"])
+            if (not isinstance(v, int | np.integer) or isinstance(v, bool | np.bool_)
+                    or not 0 <= int(v) < 2**32):
+                problems.append(f"{a['name']} must be an int in [0, 2**32); got {v!r}")
+            else:
+                values[a["name"]] = int(v)
+        if not problems:
+            names = self.names_for(values)
+            for a in scalar_args:
+                problems += self._bound_problems(a, values[a["name"]], names)
+        if problems:
+            raise InvalidInputError(
+                f"{self.name}: register values the IP cannot take: {'; '.join(problems)}. "
+                f"Program values within the bounds of overlays/{self.name}/overlay.toml "
+                "(the IP would return without writing its output)."
+            )
+
+    @staticmethod
+    def _bound_problems(arg: Mapping[str, Any], value: int,
+                        names: Mapping[str, float]) -> list[str]:
+        out = []
+        name = arg["name"]
+        for key, ok, word in (("min", lambda v, b: v >= b, ">="),
+                              ("max", lambda v, b: v <= b, "<=")):
+            if key not in arg:
+                continue
+            try:
+                bound = evaluate(arg[key], names)
+            except InvalidInputError as exc:
+                out.append(f"{name}'s {key} cannot be evaluated ({exc})")
+                continue
+            if not ok(value, bound):
+                shown = arg[key] if isinstance(arg[key], int) else f"{arg[key]} = {bound:g}"
+                out.append(f"{name} must be {word} {shown}; got {value}")
+        if "multiple_of" in arg:
+            try:
+                m = evaluate(arg["multiple_of"], names)
+            except InvalidInputError as exc:
+                out.append(f"{name}'s multiple_of cannot be evaluated ({exc})")
+            else:
+                shown = (arg["multiple_of"] if isinstance(arg["multiple_of"], int)
+                         else f"{arg['multiple_of']} = {m:g}")
+                if m <= 0 or value % m:
+                    out.append(f"{name} must be a multiple of {shown} (> 0); got {value}")
+        return out
 
     def names_for(self, scalars: Mapping[str, int]) -> dict[str, float]:
         """Names an expression may use: the kernel's scalar arguments and ``[limits]``."""

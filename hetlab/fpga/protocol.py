@@ -13,15 +13,58 @@ A driver is written once against these three shapes and runs unchanged on both:
     (make host writes visible to the device), ``invalidate()`` (make device writes visible to
     the host) and ``free()``. These are PYNQ's names (``pynq.allocate``), so a
     ``pynq.PynqBuffer`` is a ``DeviceBuffer`` as it is.
+
+Threads
+-------
+A board has one register file per IP and one contiguous-memory allocator, and so has the
+emulator. hetlab therefore **serializes** access: each device instance has one re-entrant
+lock (:func:`device_lock`), and a driver holds it for a whole call: buffer allocation and
+writes, flush, register programming, ``ap_start``, polling ``ap_done``, invalidate, read-back
+and free. Calls from several threads on one device are then correct, one after another (a
+board runs one call of an IP at a time anyway). A device may offer its own lock as a
+``lock`` attribute (:class:`~hetlab.fpga.Emulator` and :class:`~hetlab.fpga.PynqDevice` do;
+every ``PynqDevice`` on one board shares that board's lock); any other device gets one here.
 """
 
 from __future__ import annotations
 
+import threading
+import weakref
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import HetlabError
 
-__all__ = ["FpgaDevice", "IpHandle", "DeviceBuffer", "BusError", "FpgaTimeout"]
+__all__ = ["FpgaDevice", "IpHandle", "DeviceBuffer", "BusError", "FpgaTimeout", "device_lock",
+           "shared_lock"]
+
+_registry_lock = threading.Lock()
+_weak_locks: weakref.WeakKeyDictionary[Any, threading.RLock] = weakref.WeakKeyDictionary()
+_id_locks: dict[int, tuple[Any, threading.RLock]] = {}
+
+
+def shared_lock(key: Any) -> threading.RLock:
+    """The one re-entrant lock of ``key`` (kept while ``key`` lives; by identity when ``key``
+    cannot be weakly referenced)."""
+    with _registry_lock:
+        try:
+            lock = _weak_locks.get(key)
+            if lock is None:
+                lock = _weak_locks[key] = threading.RLock()
+            return lock
+        except TypeError:  # not weak-referenceable or not hashable: keep it alive with its lock
+            held = _id_locks.get(id(key))
+            if held is None or held[0] is not key:
+                held = _id_locks[id(key)] = (key, threading.RLock())
+            return held[1]
+
+
+def device_lock(device: Any) -> threading.RLock:
+    """The lock a driver holds for a whole call on ``device``: its ``lock`` attribute when it
+    has one, else one kept here for that device instance."""
+    lock = getattr(device, "lock", None)
+    if lock is not None and hasattr(lock, "acquire") and hasattr(lock, "release"):
+        return lock
+    return shared_lock(device)
 
 
 class BusError(HetlabError, RuntimeError):

@@ -6,6 +6,10 @@ named in the manifest, ``allocate`` → ``pynq.allocate`` (whose buffers already
 ``device_address``, ``flush`` and ``invalidate``), register access → the IP's ``read`` and
 ``write`` (MMIO). Drivers start the kernel by writing ``ap_start`` and poll ``ap_done``
 themselves: ``ip.call()``/``start()`` were never enabled on Zynq boards and are gone in 3.1.
+
+Threads: every :class:`PynqDevice` on one board shares that board's re-entrant ``lock``, which
+the drivers hold for a whole call (buffer writes, ``ap_start``, polling, read-back); see
+:mod:`hetlab.fpga.protocol`. Downloading an overlay also holds it.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 
 from ..errors import BackendUnavailable, HetlabError
 from .manifest import load_manifest
+from .protocol import shared_lock
 
 __all__ = ["PynqDevice", "find_board"]
 
@@ -70,6 +75,8 @@ class PynqDevice:
         self.board = board
         self._pynq = _import_pynq()
         self.device = find_board(self._pynq)
+        #: the board's lock, shared by every PynqDevice on it (drivers hold it for a call)
+        self.lock = shared_lock(self.device)
         self._overlays: dict[str, Any] = {}
 
     def load(self, overlay: str) -> Any:
@@ -82,9 +89,10 @@ class PynqDevice:
                 f"with `make -C {m.path('build')} BOARD={self.board}` (Vivado/Vitis HLS) "
                 "and copy the .bit and .hwh beside each other."
             )
-        if m.name not in self._overlays:
-            self._overlays[m.name] = self._pynq.Overlay(str(bit))
-        ol = self._overlays[m.name]
+        with self.lock:
+            if m.name not in self._overlays:
+                self._overlays[m.name] = self._pynq.Overlay(str(bit))
+            ol = self._overlays[m.name]
         name = m.data["overlay"]["ip_instance"]
         try:
             return getattr(ol, name)

@@ -3,6 +3,13 @@ split, the ``ap_start``/``ap_done`` handshake with a timeout, and buffer bookkee
 
 Written only against :mod:`hetlab.fpga.protocol`, so a subclass runs unchanged on a PYNQ
 board and in the emulator.
+
+Thread safety: a driver holds its device's lock (:func:`~hetlab.fpga.protocol.device_lock`,
+one per device instance, shared by every driver on it) for a whole call, from the first buffer
+allocation to the last free, so threads sharing a device take turns and each gets its own
+result. Before anything is written, the scalar register values are checked against the
+overlay's manifest (``min``/``max``/``multiple_of`` of each scalar argument), so a value the IP
+would refuse (it would return without writing its output) is an error here, on a board too.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..manifest import load_manifest
-from ..protocol import FpgaDevice, FpgaTimeout
+from ..protocol import FpgaDevice, FpgaTimeout, device_lock
 
 __all__ = ["OverlayDriver"]
 
@@ -32,7 +39,10 @@ class OverlayDriver:
     def __init__(self, device: FpgaDevice) -> None:
         self.device = device
         self.manifest = load_manifest(self.overlay)
-        self.ip = device.load(self.overlay)
+        #: the device's lock, held for every call (shared by all drivers on ``device``)
+        self.lock = device_lock(device)
+        with self.lock:
+            self.ip = device.load(self.overlay)
         regs, bits = self.manifest.registers, self.manifest.bits
         self._ctrl = regs["ap_ctrl"]
         self._start_bit, self._done_bit = 1 << bits["ap_start"], 1 << bits["ap_done"]
@@ -67,7 +77,22 @@ class OverlayDriver:
                scalars: dict[str, int], timeout_s: float) -> dict[str, np.ndarray]:
         """One call: copy ``inputs`` into fresh buffers and flush them, program every pointer
         and scalar in register order, start, wait, invalidate and copy out ``outputs``
-        (``name -> (length, dtype)``); every buffer is freed, also on error."""
+        (``name -> (length, dtype)``); every buffer is freed, also on error.
+
+        The device's lock is held throughout, so concurrent calls take turns.
+
+        Raises
+        ------
+        InvalidInputError
+            A scalar the overlay cannot take (outside its manifest's limits), before anything
+            is written to the device.
+        """
+        self.manifest.check_scalars(scalars)
+        with self.lock:
+            return self._launch(inputs, outputs, scalars, timeout_s)
+
+    def _launch(self, inputs: dict[str, np.ndarray], outputs: dict[str, tuple[int, Any]],
+                scalars: dict[str, int], timeout_s: float) -> dict[str, np.ndarray]:
         bufs: dict[str, Any] = {}
         try:
             for name, arr in inputs.items():
