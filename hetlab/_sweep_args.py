@@ -70,7 +70,7 @@ def check_sizes(fn: str, sizes: Any, name: str = "sizes") -> list[int]:
 def check_devices(fn: str, devices: Any, name: str = "devices") -> list[str]:
     """Registered backend names (``None``: every registered backend), distinct, non-empty."""
     from .backends.base import Backend
-    from .core.registry import backend_names
+    from .core.registry import backend_names, resolve_name
 
     known = backend_names()
     if devices is None:
@@ -81,12 +81,13 @@ def check_devices(fn: str, devices: Any, name: str = "devices") -> list[str]:
         raise InvalidInputError(
             f"{fn}: {name} must name at least one device from {known}; got {devices!r}."
         )
+    resolved = []
     for d in names:
-        if not isinstance(d, str) or d not in known:
-            raise InvalidInputError(
-                f"{fn}: each device must be one of {', '.join(map(repr, known))}; got {d!r} "
-                f"in {name}={devices!r}."
-            )
+        try:
+            resolved.append(resolve_name(d))  # "cuda"/"gpu" → "cupy"
+        except InvalidInputError as e:
+            raise InvalidInputError(f"{fn}: in {name}={devices!r}: {e}") from None
+    names = resolved
     dupes = sorted({d for d in names if names.count(d) > 1})
     if dupes:
         raise InvalidInputError(

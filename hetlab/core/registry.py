@@ -17,6 +17,8 @@ from .spec import KernelSpec
 __all__ = [
     "register_backend",
     "get_backend",
+    "resolve_name",
+    "ALIASES",
     "backend_names",
     "available_backends",
     "register_kernel",
@@ -48,16 +50,39 @@ def available_backends() -> list[str]:
     return [name for name, b in _BACKENDS.items() if b.is_available()]
 
 
+#: other words users type for a device → the backend name hetlab uses for it. The one place
+#: GPU names are resolved: the kernel API, ``hl.compare`` and the offload targets all ask here.
+ALIASES: dict[str, str] = {"cuda": "cupy", "gpu": "cupy"}
+#: words that name no single device: the error lists what they could mean
+_AMBIGUOUS: dict[str, str] = {
+    "cpu": "'numpy' (the reference, one thread) or 'numba' (compiled, multithreaded)",
+}
+
+
+def resolve_name(device: str) -> str:
+    """The backend name for ``device``: itself, or what an alias (``"cuda"``, ``"gpu"``)
+    stands for; unknown and ambiguous names raise an error that names the right words."""
+    if isinstance(device, str):
+        name = ALIASES.get(device.lower(), device)
+        if name in _BACKENDS:
+            return name
+        if device.lower() in _AMBIGUOUS:
+            raise InvalidInputError(
+                f"device {device!r} is ambiguous: say {_AMBIGUOUS[device.lower()]}."
+            )
+    aliases = ", ".join(f"{a!r} for {b!r}" for a, b in ALIASES.items())
+    raise InvalidInputError(
+        f"device must be one of {', '.join(map(repr, _BACKENDS))} (or {aliases}); "
+        f"got {device!r}."
+    )
+
+
 def get_backend(device: str | Backend) -> Backend:
-    """Return the backend for a name or instance; unknown names list the valid choices."""
+    """Return the backend for a name, an alias (``"cuda"``/``"gpu"`` → ``"cupy"``) or an
+    instance; unknown names list the valid choices."""
     if isinstance(device, Backend):
         return device
-    try:
-        return _BACKENDS[device]
-    except (KeyError, TypeError):
-        raise InvalidInputError(
-            f"device must be one of {', '.join(map(repr, _BACKENDS))}; got {device!r}."
-        ) from None
+    return _BACKENDS[resolve_name(device)]
 
 
 def register_kernel(spec: KernelSpec) -> KernelSpec:
