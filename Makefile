@@ -1,6 +1,6 @@
 # hetlab — one-command entry points. Needs only python3 (3.10+), pip and a C compiler.
 #   make lab     set up .venv and open JupyterLab on the notebook series (the main job)
-#   make test    set up .venv and run lint, notebook checks, pytest and nbval (what CI runs)
+#   make test    set up .venv and run lint, notebook checks, doctests, pytest and nbval (CI)
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -26,6 +26,7 @@ test: setup
 	bash scripts/install_browser.sh
 	$(BIN)/ruff check hetlab tests benchmarks scripts
 	$(BIN)/python scripts/build_notebooks.py --check
+	$(BIN)/python -m pytest -q -p no:cacheprovider --doctest-modules hetlab
 	$(BIN)/python -m pytest tests notebooks $(NBVAL)
 
 test-fast: setup

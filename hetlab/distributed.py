@@ -15,9 +15,20 @@ hetlab hands scheduling, retries and data movement to Dask; it adds three rules:
 * **provenance.** Each unit records the host and worker that measured it (``host`` and
   ``worker`` coordinates of the Dataset).
 
->>> from dask.distributed import Client, LocalCluster          # doctest: +SKIP
->>> cluster = LocalCluster(n_workers=1, threads_per_worker=1, resources={"cpu-bench": 1})
->>> ds = hl.compare(hl.fps, sizes=[10_000], client=Client(cluster))  # doctest: +SKIP
+An in-process cluster for the example (on real machines: ``dask worker`` processes started
+with ``--resources cpu-bench=1``, or ``LocalCluster(processes=True)`` in a script guarded by
+``if __name__ == "__main__":``):
+
+>>> import hetlab as hl
+>>> from dask.distributed import Client, LocalCluster
+>>> cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+...                        resources={"cpu-bench": 1}, dashboard_address=None)
+>>> with Client(cluster) as client:
+...     ds = hl.compare(hl.fps, sizes=[64], devices=["numpy"], repeats=1, client=client,
+...                     progress=False)
+>>> ds.status.values.ravel().tolist()
+['ok']
+>>> cluster.close()
 """
 
 from __future__ import annotations
