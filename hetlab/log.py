@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 
-__all__ = ["get_logger", "show_choices"]
+__all__ = ["get_logger", "show_choices", "log_once"]
 
 ROOT = "hetlab"
 logging.getLogger(ROOT).addHandler(logging.NullHandler())
@@ -39,3 +39,18 @@ def show_choices(level: int = logging.INFO) -> logging.Handler:
     root.addHandler(handler)
     root.setLevel(level)
     return handler
+
+
+_seen: set[tuple[str, object]] = set()
+
+
+def log_once(logger: logging.Logger, key: object, msg: str, *args: object) -> None:
+    """Log ``msg`` at INFO the first time ``key`` is seen by ``logger`` in this process.
+
+    For choices made on a hot path (a kernel call): the first call logs what was chosen, later
+    calls with the same choice cost one set lookup.
+    """
+    k = (logger.name, key)
+    if k not in _seen:
+        _seen.add(k)
+        logger.info(msg, *args)

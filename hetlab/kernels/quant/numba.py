@@ -37,6 +37,7 @@ import numba
 import numpy as np
 from numba import prange
 
+from ...log import get_logger, log_once
 from ...quant.formats import F16_TO_F32 as _F16
 from ...quant.formats import QuantizedMatrix, planes
 from . import _numba_w4 as _w4
@@ -244,6 +245,7 @@ _W4_AVAILABLE = {"amx": HAS_AMX, "vnni": HAS_VNNI, "float32": True}
 _W4_KERNELS = {"gemv": {"amx": _w4amx.gemv4_amx, "vnni": _w4.gemv4_vnni, "float32": _w4.gemv4},
                "gemm": {"amx": _w4amx.gemm4_amx, "vnni": _w4.gemm4_vnni, "float32": _w4.gemm4}}
 _w4_forced: str | None = None
+_log = get_logger(__name__)
 
 
 def w4_paths(op: str = "gemv") -> list[str]:
@@ -257,8 +259,12 @@ _W4_DEFAULT = {op: w4_paths(op)[0] for op in _W4_ORDER}
 
 
 def w4_path(op: str = "gemv") -> str:
-    """The path the numba W4 ``op`` takes now: the forced one, else its default."""
-    return _w4_forced or _W4_DEFAULT[op]
+    """The path the numba W4 ``op`` takes now: the forced one, else its default (logged on
+    the ``hetlab`` logger the first time each operation takes each path)."""
+    path = _w4_forced or _W4_DEFAULT[op]
+    log_once(_log, (op, path), "quant: W4 %s takes the %s path (%s; this CPU has %s)", op, path,
+             "forced by use_w4_path" if _w4_forced else "default", ", ".join(w4_paths(op)))
+    return path
 
 
 def use_w4_path(path: str | None) -> None:
@@ -377,10 +383,12 @@ def gemv_w4a8(qw: QuantizedMatrix, x: np.ndarray) -> np.ndarray:
     zeros = (np.zeros((0, 0), np.uint16) if qw.zeros is None else qw.zeros.view(np.uint16))
     out = np.empty(qw.out_features, dtype=np.float32)
     if HAS_VNNI and _w4_fast(qw) and gs <= 8192:  # float32 holds z·Σxq exactly up to here
+        log_once(_log, ("w4a8", "vnni"), "quant: W4A8 GEMV takes the vnni path")
         return _w4.gemv_w4a8_vnni(qw.qweight.reshape(-1), qw.qweight.shape[1], scales, zeros,
                                   np.float32(2 ** (qw.bits - 1)), xq, np.float32(sx), _F16,
                                   gs, out, _chunks(qw.out_features))
     xsum = xq.reshape(-1, gs).sum(axis=1, dtype=np.int32)
+    log_once(_log, ("w4a8", qw.bits), "quant: W%dA8 GEMV takes the integer loop path", qw.bits)
     return _gemv_w4a8(qw.qweight.reshape(-1), qw.qweight.shape[1], scales, zeros,
                       np.int32(2 ** (qw.bits - 1)), xq, xsum, np.float32(sx), _F16, gs,
                       gs * qw.bits // 32, out, _IDOT[qw.bits])

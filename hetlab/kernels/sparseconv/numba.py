@@ -27,7 +27,10 @@ import numpy as np
 from numba import prange
 
 from ...backends.numba import JIT_OPTIONS
+from ...log import get_logger
 from .kernel_map import KernelMap, build_kernel_map
+
+_log = get_logger(__name__)
 
 __all__ = ["DATAFLOWS", "TUNER", "Autotuner", "run_dataflow", "sparse_conv3d"]
 
@@ -112,6 +115,9 @@ class Autotuner:
             if second < 1.2 * first:
                 self._rounds(times, features, weights, kmap, 2 * self.repeats)
             self.cache[key] = {"choice": min(times, key=times.__getitem__), "times_s": times}
+            _log.info("sparse_conv3d: dataflow %s for layer %s (best of measured: %s)",
+                      self.cache[key]["choice"], key,
+                      ", ".join(f"{n} {t * 1e3:.3g} ms" for n, t in times.items()))
         return self.cache[key]["choice"]
 
     @staticmethod
