@@ -9,6 +9,7 @@ Importing hetlab imports neither numba kernels, cupy nor pynq: backends are prob
 implementations imported, on first use.
 """
 
+from . import accessor as _accessor  # noqa: F401  (registers ds.hetlab)
 from . import backends as _backends  # noqa: F401  (registers the backends)
 from . import offload, quant, sparse, viz
 from .check import check

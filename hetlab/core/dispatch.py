@@ -13,14 +13,16 @@ data and ``cupyx.scipy.sparse`` ones as cupy data.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..backends.base import Backend
 from ..errors import DeviceMismatchError
 from .registry import get_backend, get_impl
 from .spec import KernelSpec
+
+if TYPE_CHECKING:
+    from ..backends.base import Backend
 
 __all__ = ["run", "resolve_backend", "map_arrays", "move_arrays"]
 

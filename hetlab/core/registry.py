@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..backends.base import Backend
 from ..errors import BackendUnavailable, InvalidInputError, KernelNotSupported
 from .spec import KernelSpec
+
+if TYPE_CHECKING:  # the contract lives one layer up (hetlab.backends.base); core never imports it
+    from ..backends.base import Backend
 
 __all__ = [
     "register_backend",
@@ -80,8 +82,8 @@ def resolve_name(device: str) -> str:
 def get_backend(device: str | Backend) -> Backend:
     """Return the backend for a name, an alias (``"cuda"``/``"gpu"`` → ``"cupy"``) or an
     instance; unknown names list the valid choices."""
-    if isinstance(device, Backend):
-        return device
+    if not isinstance(device, str) and callable(getattr(device, "why_not", None)):
+        return device  # a Backend instance
     return _BACKENDS[resolve_name(device)]
 
 
