@@ -136,8 +136,8 @@ def test_offload_search_on_cluster_survives_a_killed_worker(cluster, monkeypatch
     import threading
 
     from hetlab import offload
-    from hetlab.offload import remote
     from hetlab.offload.examples import EXAMPLES
+    from hetlab.offload.searching import remote
 
     client, workers = cluster
     ex = EXAMPLES["matmul"]

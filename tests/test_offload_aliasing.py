@@ -15,8 +15,8 @@ import pytest
 
 import hetlab as hl
 from hetlab import offload
-from hetlab.offload.codegen import for_nodes
-from hetlab.offload.measure import outputs_of, verify
+from hetlab.offload.runtime.measure import outputs_of, verify
+from hetlab.offload.targets.base import for_nodes
 
 from . import _offload_soundness_corpus as corpus
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import hetlab as hl
 from hetlab import offload
 from hetlab.offload.examples import EXAMPLES
-from hetlab.offload.measure import copy_args, outputs_of, verify
+from hetlab.offload.runtime.measure import copy_args, outputs_of, verify
 
 
 def _run(fn, args):

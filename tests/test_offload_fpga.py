@@ -20,9 +20,8 @@ from hetlab import offload
 from hetlab.fpga import timing
 from hetlab.fpga.manifest import load_manifest
 from hetlab.offload.examples import EXAMPLES
-from hetlab.offload.fpga import BOARD_OVERLAY, model_nest
-from hetlab.offload.fpga_nests import find_nests
-from hetlab.offload.measure import copy_args, outputs_of, verify
+from hetlab.offload.runtime.measure import copy_args, outputs_of, verify
+from hetlab.offload.targets.fpga import BOARD_OVERLAY, find_nests, model_nest
 
 pytest.importorskip("numba")
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None,
@@ -171,7 +170,7 @@ def test_modeled_time_is_the_timing_model_of_the_kernel_structure():
 
 
 def test_unroll_factor_shortens_the_pipelined_parallel_loop_until_resources_run_out():
-    from hetlab.offload.fpga import fits
+    from hetlab.offload.targets.fpga import fits
 
     rep, nests = _nests("jacobi_2d", *EXAMPLES["jacobi_2d"].make_args(34), threshold=0.0)
     nest = nests["L2"]

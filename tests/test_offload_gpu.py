@@ -14,7 +14,7 @@ import pytest
 import hetlab as hl
 from hetlab import offload
 from hetlab.offload.examples import EXAMPLES
-from hetlab.offload.gpu import gpu_loops
+from hetlab.offload.targets.cuda import gpu_loops
 
 pytest.importorskip("numba")
 
@@ -22,8 +22,8 @@ SIM_SCRIPT = r'''
 import json
 from hetlab import offload
 from hetlab.offload.examples import EXAMPLES
-from hetlab.offload.gpu import gpu_loops
-from hetlab.offload.measure import copy_args, outputs_of, verify
+from hetlab.offload.targets.cuda import gpu_loops
+from hetlab.offload.runtime.measure import copy_args, outputs_of, verify
 
 out = {}
 for name in %(names)r:

@@ -15,7 +15,7 @@ import hetlab as hl
 from hetlab import offload
 from hetlab.core.registry import get_backend
 from hetlab.offload.examples import EXAMPLES
-from hetlab.offload.measure import copy_args, outputs_of, verify
+from hetlab.offload.runtime.measure import copy_args, outputs_of, verify
 
 BLOCKS = {"matmul": "_d_C[:_d_A.shape[0], :_d_B.shape[1]] = _d_A @ ",
           "matvec": "_d_y[:_d_A.shape[0]] = _d_A @ ",

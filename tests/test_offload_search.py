@@ -9,8 +9,8 @@ import pytest
 import hetlab as hl
 from hetlab import offload
 from hetlab.offload.examples import EXAMPLES
-from hetlab.offload.ga import exhaustive_search, genetic_search
-from hetlab.offload.measure import copy_args, outputs_of, verify
+from hetlab.offload.runtime.measure import copy_args, outputs_of, verify
+from hetlab.offload.searching.ga import exhaustive_search, genetic_search
 
 pytest.importorskip("numba")
 
@@ -115,7 +115,7 @@ def _wrong_when_parallel(x, out):
 
 
 def test_wrong_candidates_get_zero_fitness(monkeypatch):
-    from hetlab.offload import searching
+    from hetlab.offload.searching import driver as searching
 
     real = searching.transform
 
@@ -184,7 +184,7 @@ def test_search_resumes_from_a_previous_plan():
 def test_thread_amount_is_the_smallest_within_tolerance():
     import numba
 
-    from hetlab.offload.searching import _thread_sweep
+    from hetlab.offload.searching.driver import _thread_sweep
 
     ex = EXAMPLES["axpy"]
     args = ex.make_args(2000)
@@ -209,7 +209,7 @@ def test_search_with_progress_bar(capsys):
 
 
 def test_measure_statuses():
-    from hetlab.offload.measure import measure
+    from hetlab.offload.runtime.measure import measure
 
     ex = EXAMPLES["axpy"]
     args = ex.make_args()
@@ -225,7 +225,7 @@ def test_measure_statuses():
 def test_confirmation_round_ranks_by_paired_ratios():
     import time
 
-    from hetlab.offload.searching import _confirm
+    from hetlab.offload.searching.driver import _confirm
 
     def slow(x):
         time.sleep(0.004)

@@ -26,9 +26,9 @@ __all__ = ["analyze", "transform", "search", "register_offload_cli", "Report", "
            "Variant"]
 
 _LAZY = {
-    "analyze": ".analysis", "Report": ".analysis",
-    "transform": ".codegen", "Variant": ".codegen",
-    "search": ".searching", "Plan": ".plan",
+    "analyze": ".analysis.report", "Report": ".analysis.report",
+    "transform": ".targets.base", "Variant": ".targets.base",
+    "search": ".searching.driver", "Plan": ".searching.plan",
     "register_offload_cli": ".cli",
 }
 

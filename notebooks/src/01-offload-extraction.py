@@ -26,7 +26,7 @@ if "cupy" not in hl.available_backends():
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 from hetlab import offload
 from hetlab.offload.examples import EXAMPLES
-from hetlab.offload.gpu import gpu_loops
+from hetlab.offload.targets.cuda import gpu_loops
 
 print("CUDA variants run", "in the simulator" if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
       else "on the GPU")

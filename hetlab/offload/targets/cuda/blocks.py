@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import ast
 
-from .blocks import Block
+from ...analysis.blocks import Block
 
 __all__ = ["BlockLaunch"]
 

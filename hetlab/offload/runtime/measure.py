@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..bench import _timed
+from ...bench import _timed
 
 __all__ = ["Measurement", "copy_args", "outputs_of", "verify", "measure", "RTOL", "ATOL",
            "REL_L2"]

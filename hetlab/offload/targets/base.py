@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InvalidInputError
-from .analysis import Report, analyze
-from .guard import AliasGuard, check_on_alias
+from ...errors import InvalidInputError
+from ..analysis.report import Report, analyze
+from ..runtime.guard import AliasGuard, check_on_alias
 
 __all__ = ["Variant", "transform", "for_nodes", "TARGETS"]
 
@@ -106,7 +106,7 @@ def _check_loops(report: Report, loops: Iterable[str | int],
                  target: str = "numba") -> tuple[str, ...]:
     gpu = None
     if target == "cuda":
-        from .atomics import gpu_offloadable
+        from .cuda.atomics import gpu_offloadable
 
         gpu = gpu_offloadable(report)
     chosen = []
@@ -281,7 +281,7 @@ def _transform(report: Report, loops: Iterable[str | int], *, target: str,
     chosen_blocks = _check_blocks(report, blocks, chosen, target)
     ns = dict(report.source.namespace)
     if target == "cuda":
-        from .gpu import Transfers, cuda_source
+        from .cuda.kernels import Transfers, cuda_source
 
         if transfers not in ("reduced", "naive"):
             raise InvalidInputError("offload.transform: transfers must be 'reduced' or "
@@ -304,9 +304,9 @@ def _transform(report: Report, loops: Iterable[str | int], *, target: str,
 
 def _fpga(report: Report, loops: Iterable[str | int], args: Any,
           unroll: int | dict[str, int], board: str | None, blocks: tuple[str, ...]) -> Variant:
-    from ..fpga.kernels import default_board
-    from .fpga import fpga_variant
-    from .fpga_nests import find_nests
+    from ...fpga.kernels import default_board
+    from .fpga.nests import find_nests
+    from .fpga.variant import fpga_variant
 
     if not isinstance(args, (tuple, list)):
         raise InvalidInputError("offload.transform: target='fpga' needs args=, the arguments "

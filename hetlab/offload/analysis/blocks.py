@@ -33,7 +33,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from .loops import Loop
+from ..front.loops import Loop
 from .scalars import live_after
 
 __all__ = ["Block", "find_blocks"]

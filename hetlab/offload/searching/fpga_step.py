@@ -18,13 +18,21 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..bench import _timed
-from .analysis import Report
-from .fpga import FpgaVariant, _ids, _leaves, _verdicts, fits, fpga_variant, model_nest
-from .fpga_nests import Nest
+from ...bench import _timed
+from ..analysis.report import Report
+from ..runtime.measure import Measurement, copy_args, outputs_of, verify
+from ..targets.fpga.hls import NotTranslatable, kernel_source
+from ..targets.fpga.nests import Nest
+from ..targets.fpga.variant import (
+    FpgaVariant,
+    _ids,
+    _leaves,
+    _verdicts,
+    fits,
+    fpga_variant,
+    model_nest,
+)
 from .ga import GAResult, exhaustive_search, genetic_search
-from .hls import NotTranslatable, kernel_source
-from .measure import Measurement, copy_args, outputs_of, verify
 
 __all__ = ["FpgaTrial", "fpga_step", "UNROLLS"]
 
@@ -236,9 +244,9 @@ def fpga_plan(report: Report, args: tuple, expected: tuple, serial: Measurement,
               exhaustive: bool | None, notes: list[str]) -> tuple[Any, FpgaTrial | None]:
     """Run the FPGA step after the CPU (and GPU) searches; the FPGA :class:`Plan` (None when
     no nest was tried) and the trial. Appends the reasons to ``notes``."""
-    from ..fpga.csim import compiler
-    from ..fpga.kernels import default_board
-    from .fpga_nests import find_nests
+    from ...fpga.csim import compiler
+    from ...fpga.kernels import default_board
+    from ..targets.fpga.nests import find_nests
     from .plan import Plan
 
     board = board or default_board()

@@ -16,8 +16,8 @@ import ast
 from collections.abc import Sequence
 from typing import Any
 
-from .codegen import Variant
-from .measure import Measurement, measure
+from ..runtime.measure import Measurement, measure
+from ..targets.base import Variant
 
 __all__ = ["measure_variants"]
 
@@ -32,7 +32,7 @@ def _measure_task(name: str, target: str, source: str, namespace: dict[str, Any]
     variant = Variant(name, target, (), source, dict(namespace))
     sync = None
     if target == "cuda":
-        from .searching import _cuda_sync
+        from .driver import _cuda_sync
 
         sync = _cuda_sync
     return measure(variant.compile(), args, expected, repeats=repeats, warmup=warmup,
@@ -43,7 +43,7 @@ def measure_variants(client: Any, variants: Sequence[Variant], args: tuple, expe
                      *, repeats: int, warmup: int, timeout_s: float,
                      retries: int = 2) -> list[Measurement]:
     """Measure ``variants`` as Dask tasks; results in the same order, never raising."""
-    from ..distributed import advertised_resources
+    from ...distributed import advertised_resources
 
     key = "gpu" if variants and variants[0].target == "cuda" else "cpu-bench"
     resources = {key: 1} if key in advertised_resources(client) else None

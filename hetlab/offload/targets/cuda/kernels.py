@@ -26,9 +26,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from .analysis import Report
+from ...analysis.report import Report
+from ..base import for_nodes
 from .atomics import Atomics, atomic_plan, gpu_offloadable, rewrite_kernel_body
-from .codegen import for_nodes
 
 __all__ = ["Transfers", "cuda_source", "cuda_ready", "gpu_loops"]
 
@@ -41,7 +41,7 @@ def cuda_ready() -> str | None:
     """Why numba.cuda kernels cannot run here (None when a GPU or the simulator is there)."""
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
         return None
-    from ..core.registry import get_backend
+    from ....core.registry import get_backend
 
     return get_backend("cupy").why_not()
 
@@ -267,7 +267,7 @@ def cuda_source(report: Report, chosen: tuple[str, ...], transfers: str = "reduc
                 blocks: tuple[str, ...] = ()) -> str:
     """Source of the CUDA variant offloading the nests rooted at ``chosen`` loops, with the
     function ``blocks`` replaced by array-module (CuPy) calls."""
-    from .gpu_blocks import BlockLaunch
+    from .blocks import BlockLaunch
 
     tree = copy.deepcopy(report.source.tree)
     nodes = {report.loops[k].id: node for k, node in enumerate(for_nodes(tree.body))}

@@ -11,12 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import HetlabError, InvalidInputError
-from .analysis import Report, analyze
-from .codegen import TARGETS, Variant, transform
+from ...errors import HetlabError, InvalidInputError
+from ..analysis.report import Report, analyze
+from ..runtime.guard import array_leaves, overlap
+from ..runtime.measure import Measurement, copy_args, measure, outputs_of
+from ..targets.base import TARGETS, Variant, transform
 from .ga import exhaustive_search, genetic_search
-from .guard import array_leaves, overlap
-from .measure import Measurement, copy_args, measure, outputs_of
 from .plan import Plan
 
 __all__ = ["Plan", "search"]
@@ -205,7 +205,7 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
             continue  # last, below: it builds on the CPU plan
         t_blocks, t_trials = blocks, trials
         if target == "cuda":
-            from .gpu import cuda_ready
+            from ..targets.cuda.kernels import cuda_ready
 
             why = cuda_ready()
             if why is not None:
@@ -229,7 +229,7 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
             blocks=t_blocks, block_trials=t_trials)
     trial = None
     if "fpga" in targets:
-        from .fpga_search import fpga_plan
+        from .fpga_step import fpga_plan
 
         fp, trial = fpga_plan(report, args, expected, serial, serial_v, auto.time_s,
                               plans.get("numba"), threshold=fpga_threshold, board=board,
@@ -254,7 +254,7 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: str,
                    block_trials: dict[tuple[str, ...], Measurement] | None = None) -> Plan:
     inside = {k for b in blocks for k in report.block(b).loops}
     if target == "cuda":
-        from .gpu import gpu_loops
+        from ..targets.cuda.kernels import gpu_loops
 
         genes = [k for k in gpu_loops(report) if k not in inside]
     else:

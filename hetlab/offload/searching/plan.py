@@ -7,11 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InvalidInputError
-from .analysis import Report
-from .codegen import Variant, alias_guard, transform, wrap_like
+from ...errors import InvalidInputError
+from ..analysis.report import Report
+from ..runtime.measure import Measurement
+from ..targets.base import Variant, alias_guard, transform, wrap_like
 from .ga import GAResult
-from .measure import Measurement
 
 __all__ = ["Plan"]
 

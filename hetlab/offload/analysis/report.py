@@ -9,12 +9,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..front.loops import SAFE_BUILTINS, Loop, LoopTree, build_tree
+from ..front.source import FunctionSource, read_function
 from .aliases import AliasInfo, alias_info
 from .blocks import Block, find_blocks
 from .deps import Dependence, carried_dependences, unmodelable_subscripts
-from .loops import SAFE_BUILTINS, Loop, LoopTree, build_tree
 from .scalars import exposed_reads, live_after, reduction_op, written_names
-from .source import FunctionSource, read_function
 
 __all__ = ["LoopReport", "Report", "analyze"]
 
