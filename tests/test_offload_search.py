@@ -184,7 +184,7 @@ def test_search_resumes_from_a_previous_plan():
 def test_thread_amount_is_the_smallest_within_tolerance():
     import numba
 
-    from hetlab.offload.searching.driver import _thread_sweep
+    from hetlab.offload.targets.numba import thread_sweep as _thread_sweep
 
     ex = EXAMPLES["axpy"]
     args = ex.make_args(2000)
@@ -225,7 +225,7 @@ def test_measure_statuses():
 def test_confirmation_round_ranks_by_paired_ratios():
     import time
 
-    from hetlab.offload.searching.driver import _confirm
+    from hetlab.offload.runtime.measure import confirm_times as _confirm
 
     def slow(x):
         time.sleep(0.004)

@@ -27,7 +27,7 @@ __all__ = ["analyze", "transform", "search", "register_offload_cli", "Report", "
 
 _LAZY = {
     "analyze": ".analysis.report", "Report": ".analysis.report",
-    "transform": ".targets.base", "Variant": ".targets.base",
+    "transform": ".targets.generate", "Variant": ".targets.base",
     "search": ".searching.driver", "Plan": ".searching.plan",
     "register_offload_cli": ".cli",
 }

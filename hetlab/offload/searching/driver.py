@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
-import statistics
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -14,8 +12,12 @@ import numpy as np
 from ...errors import HetlabError, InvalidInputError
 from ..analysis.report import Report, analyze
 from ..runtime.guard import array_leaves, overlap
-from ..runtime.measure import Measurement, copy_args, measure, outputs_of
-from ..targets.base import TARGETS, Variant, transform
+from ..runtime.measure import Measurement, confirm_times, copy_args, measure, outputs_of
+from ..targets.base import Target, Variant
+from ..targets.generate import transform
+from ..targets.registry import describe_names, get_target, target_names
+from . import remote
+from .fpga_step import fpga_plan
 from .ga import exhaustive_search, genetic_search
 from .plan import Plan
 
@@ -54,42 +56,6 @@ def _reference(report: Report, args: tuple, how: str) -> tuple:
         raise HetlabError(f"offload.search: {report.name} raised {type(exc).__name__}: {exc} "
                           "on the given arguments; fix the function or its arguments.") from exc
     return outputs_of(out, work)
-
-
-def _thread_sweep(variant: Variant, args: tuple, expected: tuple, repeats: int,
-                  tolerance: float, rounds: int = 3) -> tuple[dict[int, float], int | None]:
-    """Resource amount (Yamato 2020): time per thread count, and the smallest count within
-    ``tolerance`` of the best. Counts are measured in interleaved rounds and compared as
-    ratios to the all-threads time of the same round (load drifts cancel)."""
-    import numba
-
-    fn = variant.compile()
-    before = numba.get_num_threads()
-    counts = list(range(numba.config.NUMBA_NUM_THREADS, 0, -1))  # all threads first: baseline
-    per_round: dict[int, list[float]] = {n: [] for n in counts}
-    try:
-        numba.set_num_threads(counts[0])
-        if not measure(fn, args, expected, repeats=1).verified:
-            return {}, None
-        for _ in range(rounds):
-            for n in counts:
-                numba.set_num_threads(n)
-                per_round[n].append(measure(fn, args, None, repeats=repeats).time_s)
-    finally:
-        numba.set_num_threads(before)
-    base = per_round[counts[0]]
-    base_s = statistics.median(base)
-    times = {n: base_s * statistics.median(t / b for t, b in zip(v, base, strict=True))
-             for n, v in sorted(per_round.items())}
-    best = min(times.values())
-    return times, min(n for n, t in times.items() if t <= best * (1 + tolerance))
-
-
-#: destinations in the order the 2020 paper tries them: many-core CPU, then GPU
-ORDER = ("numba", "cuda", "fpga")
-#: other names accepted for a target: "cupy" is the GPU target (numba.cuda kernels and CuPy
-#: calls on CuPy arrays)
-ALIASES = {"cupy": "cuda"}
 
 
 def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str] = ("numba",),
@@ -174,11 +140,13 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
     """
     report = analyze(fn)
     args = _check_args(report, args)
-    targets = [ALIASES.get(t, t) for t in targets]
-    bad = [t for t in targets if t not in TARGETS]
-    if bad or not targets:
-        raise InvalidInputError(f"offload.search: targets must be among {TARGETS}; "
-                                f"got {list(targets)!r}.")
+    if isinstance(targets, str) or not targets:
+        raise InvalidInputError(f"offload.search: targets must be among {describe_names()}; "
+                                f"got {targets!r}.")
+    chosen = {id(t): t for t in (get_target(n, where="offload.search",
+                                            what="targets must be among") for n in targets)}
+    order = [get_target(n) for n in target_names()]
+    wanted = [t for t in order if id(t) in chosen]
     if not isinstance(budget, int) or budget < 1:
         raise InvalidInputError(f"offload.search: budget must be a positive int; got {budget!r}.")
     expected = _reference(report, args, reference)
@@ -197,46 +165,34 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         auto = measure(auto_v.compile(), args, expected, repeats=repeats, warmup=warmup)
     plans: dict[str, Plan] = {}
     notes: list[str] = []
-    blocks, trials = _try_blocks(report, args, expected, serial, repeats, warmup,
-                                 resume.alternatives.get("numba") if resume else None) \
-        if "numba" in targets and function_blocks else ((), {})
-    for target in sorted(dict.fromkeys(targets), key=ORDER.index):
-        if target == "fpga":
-            continue  # last, below: it builds on the CPU plan
-        t_blocks, t_trials = blocks, trials
-        if target == "cuda":
-            from ..targets.cuda.kernels import cuda_ready
-
-            why = cuda_ready()
-            if why is not None:
-                notes.append(f"cuda: skipped ({why})")
-                continue
-            t_blocks, t_trials = (), {}
-            if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
-                notes.append("cuda: times measured in numba's CUDA simulator, not on a GPU")
-                if function_blocks and report.blocks:
-                    notes.append("cuda: function blocks not tried (the simulator has no "
-                                 "cuBLAS; CuPy needs a GPU)")
-            elif function_blocks and report.blocks:
-                t_blocks, t_trials = _try_blocks(
-                    report, args, expected, serial, repeats, warmup,
-                    resume.alternatives.get("cuda") if resume else None, target="cuda")
-        plans[target] = _search_target(
-            report, args, expected, target, serial, serial_v, (auto_v, auto.time_s), opts,
+    for tgt in (t for t in wanted if t.stage == "loops"):
+        why = tgt.ready()
+        if why is not None:
+            notes.append(f"{tgt.name}: skipped ({why})")
+            continue
+        notes.extend(tgt.notes(report, function_blocks))
+        blocks, trials = (), {}
+        no_blocks = tgt.blocks_ready()
+        if function_blocks and no_blocks is None:
+            blocks, trials = _try_blocks(report, args, expected, serial, repeats, warmup,
+                                         resume.alternatives.get(tgt.name) if resume else None,
+                                         target=tgt)
+        elif function_blocks and report.blocks:
+            notes.append(f"{tgt.name}: function blocks not tried ({no_blocks})")
+        plans[tgt.name] = _search_target(
+            report, args, expected, tgt, serial, serial_v, (auto_v, auto.time_s), opts,
             exhaustive=exhaustive, repeats=repeats, warmup=warmup, confirm=confirm,
             timeout_s=serial.time_s * timeout_factor + 1.0, progress=progress,
-            thread_tolerance=thread_tolerance, resume=prior.get(target), client=client,
-            blocks=t_blocks, block_trials=t_trials)
+            thread_tolerance=thread_tolerance, resume=prior.get(tgt.name), client=client,
+            blocks=blocks, block_trials=trials)
     trial = None
-    if "fpga" in targets:
-        from .fpga_step import fpga_plan
-
-        fp, trial = fpga_plan(report, args, expected, serial, serial_v, auto.time_s,
-                              plans.get("numba"), threshold=fpga_threshold, board=board,
+    for tgt in (t for t in wanted if t.stage == "nests"):
+        fp, trial = fpga_plan(tgt, report, args, expected, serial, serial_v, auto.time_s,
+                              plans.get(tgt.host), threshold=fpga_threshold, board=board,
                               repeats=repeats, warmup=warmup, opts=opts,
                               exhaustive=exhaustive, notes=notes)
         if fp is not None:
-            plans["fpga"] = fp
+            plans[tgt.name] = fp
     if not plans:
         raise HetlabError(f"offload.search: no target can run here ({'; '.join(notes)}).")
     best = max(plans.values(), key=lambda p: p.speedup)
@@ -245,7 +201,7 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
     return best
 
 
-def _search_target(report: Report, args: tuple, expected: tuple, target: str,
+def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
                    serial: Measurement, serial_v: Variant, auto: tuple[Variant, float],
                    opts: dict[str, Any], *, exhaustive: bool | None, repeats: int, warmup: int,
                    confirm: int,
@@ -253,27 +209,23 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: str,
                    resume: Plan | None, client: Any = None, blocks: tuple[str, ...] = (),
                    block_trials: dict[tuple[str, ...], Measurement] | None = None) -> Plan:
     inside = {k for b in blocks for k in report.block(b).loops}
-    if target == "cuda":
-        from ..targets.cuda.kernels import gpu_loops
-
-        genes = [k for k in gpu_loops(report) if k not in inside]
-    else:
-        genes = [lp.id for lp in report.parallelizable if lp.id not in inside]
+    genes = [k for k in target.genes(report) if k not in inside]
     n = len(genes)
     zero = (0,) * n
     base_v, base_m = (serial_v, serial) if not blocks else \
-        (transform(report, blocks=blocks, target=target), (block_trials or {})[blocks])
+        (transform(report, blocks=blocks, target=target.name),
+         (block_trials or {})[blocks])
     variants: dict[tuple[int, ...], Variant] = {zero: base_v}
     measured: dict[tuple[int, ...], Measurement] = {zero: base_m}
     if resume is not None:
         variants.update(resume.variants)
         measured.update(resume.measurements)
-    sync = _cuda_sync if target == "cuda" else None
+    sync = target.synchronize
 
     def variant(gene: tuple[int, ...]) -> Variant:
         if gene not in variants:
             chosen = [g for g, b in zip(genes, gene, strict=True) if b]
-            variants[gene] = transform(report, chosen, target=target, blocks=blocks)
+            variants[gene] = transform(report, chosen, target=target.name, blocks=blocks)
         return variants[gene]
 
     def run(gene: tuple[int, ...]) -> Measurement:
@@ -289,17 +241,15 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: str,
 
     many = None
     if client is not None:
-        from .remote import measure_variants
-
         def many(batch: list[tuple[int, ...]]) -> list[float]:
-            results = measure_variants(client, [variant(g) for g in batch], args, expected,
+            results = remote.measure_variants(client, [variant(g) for g in batch], args, expected,
                                        repeats=repeats, warmup=warmup, timeout_s=timeout_s)
             measured.update(zip(batch, results, strict=True))
             return [fitness(g) for g in batch]
 
     do_all = n <= 4 if exhaustive is None else exhaustive
     total = min(opts["budget"], 2 ** n) + (2 ** n if do_all else 0)
-    bar = _progress(progress, total, f"{report.name} → {target}")
+    bar = _progress(progress, total, f"{report.name} → {target.name}")
     tick = bar.update if bar is not None else None
     prior = {g: fitness(g) for g in measured}
     try:
@@ -320,17 +270,13 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: str,
             contenders["serial"] = (serial_v.compile(), None)
         contenders.update({g: (variants[g].compile(), sync) for g in [zero, *top]})
         contenders["auto"] = (auto[0].compile(), None)
-        confirmed = _confirm(contenders, args, repeats)
+        confirmed = confirm_times(contenders, args, repeats)
         best = min([zero, *top], key=lambda g: confirmed.get(g, math.inf))
         serial_s, auto_s = confirmed.get("serial", confirmed[zero]), confirmed["auto"]
-    plan = Plan(report, target, genes, best, measured, serial_s, auto_s, ga, ex,
+    plan = Plan(report, target.name, genes, best, measured, serial_s, auto_s, ga, ex,
                 variants=variants, confirmed=confirmed, blocks=blocks,
                 block_trials=dict(block_trials or {}))
-    if any(best) and target == "numba":
-        plan.threads, plan.thread_choice = _thread_sweep(variants[best], args, expected,
-                                                         repeats, thread_tolerance)
-    if any(best) and target == "cuda":
-        plan.transfers = _count_transfers(report, plan.loops, args)
+    target.refine(plan, args, expected, repeats=repeats, thread_tolerance=thread_tolerance)
     return plan
 
 
@@ -344,7 +290,7 @@ def _block_sets(report: Report, most: int = 8) -> list[tuple[str, ...]]:
 
 
 def _try_blocks(report: Report, args: tuple, expected: tuple, serial: Measurement,
-                repeats: int, warmup: int, resume: Plan | None, target: str = "numba"
+                repeats: int, warmup: int, resume: Plan | None, target: Target
                 ) -> tuple[tuple[str, ...], dict[tuple[str, ...], Measurement]]:
     """Function blocks first (Yamato 2020/2024): measure the variant of each candidate block
     set (numba: NumPy/BLAS in the serial njit; cuda: CuPy/cuBLAS calls on device arrays);
@@ -352,56 +298,15 @@ def _try_blocks(report: Report, args: tuple, expected: tuple, serial: Measuremen
     if resume is not None and resume.block_trials:
         return resume.blocks, dict(resume.block_trials)
     trials: dict[tuple[str, ...], Measurement] = {}
-    sync = _cuda_sync if target == "cuda" else None
     for bs in _block_sets(report):
-        trials[bs] = measure(transform(report, blocks=bs, target=target).compile(), args,
-                             expected, repeats=repeats, warmup=warmup, sync=sync)
+        trials[bs] = measure(transform(report, blocks=bs, target=target.name).compile(), args,
+                             expected, repeats=repeats, warmup=warmup,
+                             sync=target.synchronize)
     good = [bs for bs, m in trials.items() if m.verified and m.times_s]
     best = min(good, key=lambda bs: trials[bs].time_s, default=())
     if best and trials[best].time_s < serial.time_s:
         return best, trials
     return (), trials
-
-
-def _confirm(contenders: dict[Any, tuple[Callable[..., Any], Any]], args: tuple,
-             repeats: int, rounds: int = 5) -> dict[Any, float]:
-    """Times of already verified callables, robust to a shared machine's changing load.
-
-    In each round every contender is measured back to back (median of ``repeats`` calls) and
-    divided by the first contender's (the baseline) time of the same round; a contender's
-    figure is the baseline's median time × its median ratio, so load that drifts between
-    rounds cancels out.
-    """
-    keys = list(contenders)
-    per_round: dict[Any, list[float]] = {k: [] for k in keys}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for _ in range(rounds):
-            for key in keys:
-                fn, sync = contenders[key]
-                m = measure(fn, args, None, repeats=repeats, sync=sync)
-                per_round[key].append(m.time_s)
-    base = per_round[keys[0]]
-    base_s = statistics.median(base)
-    return {k: base_s * statistics.median(t / b for t, b in zip(v, base, strict=True))
-            for k, v in per_round.items() if all(math.isfinite(t) for t in v)}
-
-
-def _cuda_sync() -> None:
-    from numba import cuda
-
-    cuda.synchronize()
-
-
-def _count_transfers(report: Report, loops: list[str], args: tuple) -> dict[str, dict[str, int]]:
-    """Host↔device copies and bytes of one call, per-launch copies vs the reduced plan."""
-    out = {}
-    for mode in ("naive", "reduced"):
-        v = transform(report, loops, target="cuda", transfers=mode)
-        v.compile()(*copy_args(args))
-        t = v.transfers
-        out[mode] = {"copies": t.copies, "bytes": t.bytes}
-    return out
 
 
 def _progress(show: bool, total: int, name: str) -> Any:

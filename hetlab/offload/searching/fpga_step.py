@@ -21,8 +21,9 @@ from typing import Any
 from ...bench import _timed
 from ..analysis.report import Report
 from ..runtime.measure import Measurement, copy_args, outputs_of, verify
+from ..targets.base import Target
 from ..targets.fpga.hls import NotTranslatable, kernel_source
-from ..targets.fpga.nests import Nest
+from ..targets.fpga.nests import Nest, find_nests
 from ..targets.fpga.variant import (
     FpgaVariant,
     _ids,
@@ -33,6 +34,7 @@ from ..targets.fpga.variant import (
     model_nest,
 )
 from .ga import GAResult, exhaustive_search, genetic_search
+from .plan import Plan
 
 __all__ = ["FpgaTrial", "fpga_step", "UNROLLS"]
 
@@ -238,22 +240,20 @@ def _measure(v: FpgaVariant, args: tuple, expected: tuple, repeats: int, warmup:
     return v, m, host, calls
 
 
-def fpga_plan(report: Report, args: tuple, expected: tuple, serial: Measurement,
-              serial_v: Any, auto_s: float, cpu_plan: Any, *, threshold: float,
-              board: str | None, repeats: int, warmup: int, opts: dict[str, Any],
-              exhaustive: bool | None, notes: list[str]) -> tuple[Any, FpgaTrial | None]:
+def fpga_plan(target: Target, report: Report, args: tuple, expected: tuple,
+              serial: Measurement, serial_v: Any, auto_s: float, cpu_plan: Any, *,
+              threshold: float, board: str | None, repeats: int, warmup: int,
+              opts: dict[str, Any], exhaustive: bool | None,
+              notes: list[str]) -> tuple[Any, FpgaTrial | None]:
     """Run the FPGA step after the CPU (and GPU) searches; the FPGA :class:`Plan` (None when
     no nest was tried) and the trial. Appends the reasons to ``notes``."""
-    from ...fpga.csim import compiler
     from ...fpga.kernels import default_board
-    from ..targets.fpga.nests import find_nests
-    from .plan import Plan
 
     board = board or default_board()
     nests = find_nests(report, args, threshold)
-    if compiler() is None:
-        notes.append("fpga: skipped (the C-simulation needs a C++ compiler: install g++ or "
-                     "set CXX)")
+    why = target.ready()
+    if why is not None:
+        notes.append(f"{target.name}: skipped ({why})")
         trial = FpgaTrial(nests, outcome={n.root: "fpga skipped: no C++ compiler"
                                           for n in nests})
         return None, trial
@@ -263,17 +263,17 @@ def fpga_plan(report: Report, args: tuple, expected: tuple, serial: Measurement,
                       blocks=blocks, board=board, repeats=repeats, warmup=warmup, opts=opts,
                       exhaustive=exhaustive)
     if not trial.genes:
-        notes.append("fpga: no nest tried (" + (
+        notes.append(f"{target.name}: no nest tried (" + (
             "; ".join(f"{r}: {w}" for r, w in trial.outcome.items()) or "no parallel nest")
             + ")")
         return None, trial
-    notes.append(f"fpga: times are MODELED (host part measured, kernels by hetlab.fpga.timing "
-                 f"for {board}; no board here); FPGA tried last, on nests of intensity >= "
-                 f"{threshold:g} flop/B only")
+    notes.append(f"{target.name}: times are MODELED (host part measured, kernels by "
+                 f"hetlab.fpga.timing for {board}; no board here); FPGA tried last, on nests of "
+                 f"intensity >= {threshold:g} flop/B only")
     zero = (0,) * len(trial.genes)
     trial.measurements.setdefault(zero, serial)
     variants = {zero: serial_v, **trial.variants}
-    plan = Plan(report, "fpga", trial.genes, trial.best, trial.measurements, serial.time_s,
+    plan = Plan(report, target.name, trial.genes, trial.best, trial.measurements, serial.time_s,
                 auto_s,
                 trial.ga, trial.exhaustive, variants=variants)  # type: ignore[arg-type]
     plan.board = board

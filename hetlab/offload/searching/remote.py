@@ -18,6 +18,7 @@ from typing import Any
 
 from ..runtime.measure import Measurement, measure
 from ..targets.base import Variant
+from ..targets.registry import get_target
 
 __all__ = ["measure_variants"]
 
@@ -30,13 +31,8 @@ def _measure_task(name: str, target: str, source: str, namespace: dict[str, Any]
                   expected: tuple, repeats: int, warmup: int, timeout_s: float) -> Measurement:
     """Runs in a worker: rebuild the variant from its source, time it, verify it."""
     variant = Variant(name, target, (), source, dict(namespace))
-    sync = None
-    if target == "cuda":
-        from .driver import _cuda_sync
-
-        sync = _cuda_sync
     return measure(variant.compile(), args, expected, repeats=repeats, warmup=warmup,
-                   timeout_s=timeout_s, sync=sync)
+                   timeout_s=timeout_s, sync=get_target(target).synchronize)
 
 
 def measure_variants(client: Any, variants: Sequence[Variant], args: tuple, expected: tuple,
@@ -45,7 +41,7 @@ def measure_variants(client: Any, variants: Sequence[Variant], args: tuple, expe
     """Measure ``variants`` as Dask tasks; results in the same order, never raising."""
     from ...distributed import advertised_resources
 
-    key = "gpu" if variants and variants[0].target == "cuda" else "cpu-bench"
+    key = get_target(variants[0].target).resource if variants else "cpu-bench"
     resources = {key: 1} if key in advertised_resources(client) else None
     futures = []
     for v in variants:
