@@ -8,6 +8,7 @@ import pytest
 
 import hetlab as hl
 from hetlab import offload
+from hetlab.offload import GAOptions, MeasureOptions
 from hetlab.offload.examples import EXAMPLES
 from hetlab.offload.runtime.measure import copy_args, outputs_of, verify
 from hetlab.offload.searching.ga import exhaustive_search, genetic_search
@@ -87,8 +88,9 @@ def test_search_small_case_ga_vs_exhaustive_and_user_arrays_untouched():
     ex = EXAMPLES["matvec"]
     args = ex.make_args(30)
     before = [a.copy() for a in args]
-    plan = offload.search(ex.fn, args, budget=8, repeats=2, progress=False,
-                          function_blocks=False)  # loops only: the block could take them all
+    plan = offload.search(ex.fn, args, budget=8, progress=False,
+                          function_blocks=False,  # loops only: the block could take them all
+                          measure=MeasureOptions(repeats=2))
     for a, b in zip(args, before, strict=True):
         np.testing.assert_array_equal(a, b)  # the search worked on copies
     assert plan.genes == ["L1", "L2"]
@@ -127,7 +129,8 @@ def test_wrong_candidates_get_zero_fitness(monkeypatch):
 
     monkeypatch.setattr(searching, "transform", broken)
     args = (np.arange(8.0), np.zeros(8))
-    plan = offload.search(_wrong_when_parallel, args, repeats=1, progress=False)
+    plan = offload.search(_wrong_when_parallel, args, progress=False,
+                          measure=MeasureOptions(repeats=1))
     assert plan.measurements[(1,)].status == "wrong"
     assert plan.best == (0,) and plan.loops == []
 
@@ -170,10 +173,11 @@ def test_verify_rule():
 def test_search_resumes_from_a_previous_plan():
     ex = EXAMPLES["blur_rows"]
     args = ex.make_args(12)
-    first = offload.search(ex.fn, args, budget=2, repeats=1, exhaustive=False, progress=False)
+    first = offload.search(ex.fn, args, budget=2, progress=False, ga=GAOptions(exhaustive=False),
+                           measure=MeasureOptions(repeats=1))
     assert first.ga.evaluations == 2
-    again = offload.search(ex.fn, args, budget=2, repeats=1, exhaustive=True, progress=False,
-                           resume=first)
+    again = offload.search(ex.fn, args, budget=2, progress=False, resume=first,
+                           ga=GAOptions(exhaustive=True), measure=MeasureOptions(repeats=1))
     assert set(first.measurements) <= set(again.measurements)
     assert again.exhaustive is not None
     # only genes not measured before are measured now
@@ -202,8 +206,8 @@ def test_thread_amount_is_the_smallest_within_tolerance():
 
 def test_search_with_progress_bar(capsys):
     ex = EXAMPLES["dot"]
-    plan = offload.search(ex.fn, ex.make_args(), budget=2, repeats=1, progress=True,
-                          function_blocks=False)
+    plan = offload.search(ex.fn, ex.make_args(), budget=2, progress=True, function_blocks=False,
+                          measure=MeasureOptions(repeats=1))
     assert plan.verified and plan.genes == ["L1"]
     assert "offload.search(dot" in capsys.readouterr().err  # tqdm writes to stderr
 

@@ -12,16 +12,18 @@ import numpy as np
 from ...errors import HetlabError, InvalidInputError
 from ..analysis.report import Report, analyze
 from ..runtime.guard import array_leaves, overlap
-from ..runtime.measure import Measurement, confirm_times, copy_args, measure, outputs_of
+from ..runtime.measure import Measurement, confirm_times, copy_args, outputs_of
+from ..runtime.measure import measure as _measure
 from ..targets.base import Target, Variant
 from ..targets.generate import transform
 from ..targets.registry import describe_names, get_target, target_names
 from . import remote
 from .fpga_step import fpga_plan
 from .ga import exhaustive_search, genetic_search
+from .options import FpgaOptions, GAOptions, MeasureOptions, split_legacy
 from .plan import Plan
 
-__all__ = ["Plan", "search"]
+__all__ = ["Plan", "search", "GAOptions", "MeasureOptions", "FpgaOptions"]
 
 
 def _check_args(report: Report, args: Sequence[Any]) -> tuple:
@@ -59,14 +61,11 @@ def _reference(report: Report, args: tuple, how: str) -> tuple:
 
 
 def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str] = ("numba",),
-           budget: int = 64, population: int = 8, generations: int = 30, elite: int = 1,
-           selection: str = "tournament", crossover_rate: float = 0.9,
-           mutation_rate: float | None = None, repeats: int = 3, warmup: int = 1,
-           timeout_factor: float = 20.0, exhaustive: bool | None = None, seed: int = 0,
-           reference: str = "python", thread_tolerance: float = 0.1, confirm: int = 3,
+           budget: int = 64, seed: int = 0, reference: str = "python",
            resume: Plan | None = None, progress: bool = True, client: Any = None,
-           function_blocks: bool = True, fpga_threshold: float = 2.0,
-           board: str | None = None) -> Plan:
+           function_blocks: bool = True, ga: GAOptions | None = None,
+           measure: MeasureOptions | None = None, fpga: FpgaOptions | None = None,
+           **deprecated: Any) -> Plan:
     """Search which loops of ``fn`` to offload, by GA on measured and verified run times.
 
     Parameters
@@ -91,26 +90,11 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         the rest was skipped.
     budget : int
         Most distinct candidates the GA measures per target (cached by gene).
-    population, generations, elite, selection, crossover_rate, mutation_rate, seed
-        GA parameters; ``selection`` is ``"tournament"`` or ``"roulette"``; mutation rate
-        defaults to 1 / number of genes.
-    repeats, warmup : int
-        Timed calls per candidate (median kept) and untimed calls before them.
-    timeout_factor : float
-        A candidate whose call takes longer than this × the serial time (+1 s) is stopped
-        after that call (zero fitness).
-    exhaustive : bool, optional
-        Also measure every gene (default: when there are at most 4 genes) to check the GA.
+    seed : int
+        Seed of the GA's random choices.
     reference : {"python", "njit"}
         Ground truth: the original function in Python, or its serial ``njit`` (for sizes
         where Python is too slow).
-    thread_tolerance : float
-        Resource amount (numba): the smallest thread count within this fraction of the best.
-    confirm : int
-        After the search, the ``confirm`` fittest genes, the serial and the automatic njit are
-        measured again back to back (5 interleaved rounds; each figure the serial median ×
-        the median ratio to the serial of the same round) and the plan is chosen on those: a
-        shared machine's load changes between the search's measurements. 0: off.
     resume : Plan, optional
         A previous plan of the same function and arguments: its measurements are reused.
     progress : bool
@@ -120,17 +104,39 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         this cluster (:mod:`hetlab.offload.remote`); a candidate lost with a dead worker is
         rescheduled by Dask or scores zero. The confirmation round and the thread sweep run
         in this process.
-    fpga_threshold : float
-        ``"fpga"`` target: the arithmetic intensity (flop per byte of distinct array traffic,
-        :mod:`hetlab.offload.fpga_nests`) from which a nest is an FPGA candidate.
-    board : str, optional
-        ``"fpga"`` target: the modeled board (``"pynq-z2"`` or ``"kv260"``; default
-        ``$HETLAB_FPGA_BOARD`` or pynq-z2).
     function_blocks : bool
         numba: first try replacing the function blocks ``analyze`` found (matmul, dot, …) by
         their NumPy call, one candidate per block set; the fastest verified set is kept when
         it beats the serial njit, and the GA then searches the loops outside it
         (``plan.blocks``, ``plan.block_trials``). False: loops only.
+
+    ga : GAOptions, optional
+        The genetic algorithm: ``population``, ``generations``, ``elite``, ``selection``
+        (``"tournament"`` or ``"roulette"``), ``crossover_rate``, ``mutation_rate`` (default
+        1 / number of genes), ``exhaustive`` (also measure every gene to check the GA;
+        default: when there are at most 4 genes).
+    measure : MeasureOptions, optional
+        ``repeats`` timed calls per candidate (median kept) after ``warmup`` untimed ones;
+        ``timeout_factor``: a candidate whose call takes longer than this × the serial time
+        (+1 s) is stopped after that call (zero fitness); ``confirm``: after the search, the
+        ``confirm`` fittest genes, the serial and the automatic njit are measured again back
+        to back (5 interleaved rounds; each figure the serial median × the median ratio to
+        the serial of the same round) and the plan is chosen on those, since a shared
+        machine's load changes between the search's measurements (0: off);
+        ``thread_tolerance``: resource amount (numba), the smallest thread count within this
+        fraction of the best.
+    fpga : FpgaOptions, optional
+        The ``"fpga"`` target: ``threshold``, the arithmetic intensity (flop per byte of
+        distinct array traffic, :mod:`hetlab.offload.targets.fpga.nests`) from which a nest
+        is an FPGA candidate; ``board``, the modeled board (``"pynq-z2"`` or ``"kv260"``;
+        default ``$HETLAB_FPGA_BOARD`` or pynq-z2).
+    **deprecated
+        The keywords ``population``, ``generations``, ``elite``, ``selection``,
+        ``crossover_rate``, ``mutation_rate``, ``exhaustive``, ``repeats``, ``warmup``,
+        ``timeout_factor``, ``confirm``, ``thread_tolerance``, ``fpga_threshold`` and
+        ``board`` of earlier releases still work for one release (a
+        :class:`DeprecationWarning` names the new spelling) and are applied on top of the
+        option objects.
 
     Returns
     -------
@@ -138,6 +144,7 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         Fitness of a candidate is serial-njit time / its time; wrong or timed-out candidates
         score 0. ``plan.compile()`` gives the fast callable; ``plan.source()`` its code.
     """
+    ga, measure, fpga = split_legacy(deprecated, ga, measure, fpga)
     report = analyze(fn)
     args = _check_args(report, args)
     if isinstance(targets, str) or not targets:
@@ -150,19 +157,18 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
     if not isinstance(budget, int) or budget < 1:
         raise InvalidInputError(f"offload.search: budget must be a positive int; got {budget!r}.")
     expected = _reference(report, args, reference)
-    opts = dict(budget=budget, population=population, generations=generations, elite=elite,
-                selection=selection, crossover_rate=crossover_rate,
-                mutation_rate=mutation_rate, seed=seed)
+    opts = dict(budget=budget, seed=seed, **ga.ga_kwargs())
+    repeats, warmup, exhaustive = measure.repeats, measure.warmup, ga.exhaustive
     prior = resume.alternatives if resume is not None else {}
     serial_v = transform(report)
-    serial = measure(serial_v.compile(), args, expected, repeats=repeats, warmup=warmup)
+    serial = _measure(serial_v.compile(), args, expected, repeats=repeats, warmup=warmup)
     if not serial.times_s:
         raise HetlabError(f"offload.search: the serial njit variant of {report.name} did not "
                           f"run ({serial.status}); numba must compile the function as written.")
     auto_v = transform(report, parallel=True)
     with warnings.catch_warnings():  # "no transformation for parallel execution was possible"
         warnings.simplefilter("ignore")
-        auto = measure(auto_v.compile(), args, expected, repeats=repeats, warmup=warmup)
+        auto = _measure(auto_v.compile(), args, expected, repeats=repeats, warmup=warmup)
     plans: dict[str, Plan] = {}
     notes: list[str] = []
     for tgt in (t for t in wanted if t.stage == "loops"):
@@ -181,14 +187,14 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
             notes.append(f"{tgt.name}: function blocks not tried ({no_blocks})")
         plans[tgt.name] = _search_target(
             report, args, expected, tgt, serial, serial_v, (auto_v, auto.time_s), opts,
-            exhaustive=exhaustive, repeats=repeats, warmup=warmup, confirm=confirm,
-            timeout_s=serial.time_s * timeout_factor + 1.0, progress=progress,
-            thread_tolerance=thread_tolerance, resume=prior.get(tgt.name), client=client,
+            exhaustive=exhaustive, repeats=repeats, warmup=warmup, confirm=measure.confirm,
+            timeout_s=serial.time_s * measure.timeout_factor + 1.0, progress=progress,
+            thread_tolerance=measure.thread_tolerance, resume=prior.get(tgt.name), client=client,
             blocks=blocks, block_trials=trials)
     trial = None
     for tgt in (t for t in wanted if t.stage == "nests"):
         fp, trial = fpga_plan(tgt, report, args, expected, serial, serial_v, auto.time_s,
-                              plans.get(tgt.host), threshold=fpga_threshold, board=board,
+                              plans.get(tgt.host), threshold=fpga.threshold, board=fpga.board,
                               repeats=repeats, warmup=warmup, opts=opts,
                               exhaustive=exhaustive, notes=notes)
         if fp is not None:
@@ -230,7 +236,7 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
 
     def run(gene: tuple[int, ...]) -> Measurement:
         if gene not in measured:
-            measured[gene] = measure(variant(gene).compile(), args, expected,
+            measured[gene] = _measure(variant(gene).compile(), args, expected,
                                      repeats=repeats, warmup=warmup, timeout_s=timeout_s,
                                      sync=sync)
         return measured[gene]
@@ -299,7 +305,7 @@ def _try_blocks(report: Report, args: tuple, expected: tuple, serial: Measuremen
         return resume.blocks, dict(resume.block_trials)
     trials: dict[tuple[str, ...], Measurement] = {}
     for bs in _block_sets(report):
-        trials[bs] = measure(transform(report, blocks=bs, target=target.name).compile(), args,
+        trials[bs] = _measure(transform(report, blocks=bs, target=target.name).compile(), args,
                              expected, repeats=repeats, warmup=warmup,
                              sync=target.synchronize)
     good = [bs for bs, m in trials.items() if m.verified and m.times_s]

@@ -82,8 +82,8 @@ class Plan:
                 if bit and ":" not in g]  # fpga genes "L1:u2" are unroll bits
 
     @property
-    def _nests(self) -> bool:
-        """Whether this plan is the FPGA step's (nests as kernels, time modeled)."""
+    def modeled(self) -> bool:
+        """Whether this plan is the FPGA step's (nests as kernels): its time is modeled."""
         return _stage(self.target) == "nests"
 
     @property
@@ -144,10 +144,10 @@ class Plan:
         in_block = {k: self.report.block(b) for b in self.blocks
                     for k in self.report.block(b).loops}
         nests = {n.root: n for n in self.fpga.nests} if self.fpga is not None else {}
-        in_fpga = {k: r for r in (self.loops if self._nests else [])
+        in_fpga = {k: r for r in (self.loops if self.modeled else [])
                    for k in nests[r].loops}
         cpu = getattr(self.variants.get(self.best), "cpu_loops", ()) \
-            if self._nests else ()
+            if self.modeled else ()
         kind = getattr(get_target(self.target), "loop_kind", "")
         for lp in self.report.loops:
             dest = f"{self.target} {kind}" if lp.id in self.loops else "host"
@@ -234,10 +234,10 @@ class Plan:
                      f"{rd['copies']} / {rd['bytes']} B reduced")
         notes = "".join(f"\nnote: {n}" for n in self.notes)
         blk = f", replace function blocks {', '.join(self.blocks)}" if self.blocks else ""
-        if self._nests and self.loops:
+        if self.modeled and self.loops:
             blk += (f" as FPGA kernels; time MODELED (host part measured, kernels by the "
                     f"FPGA timing model for {self.board}), not measured")
-        elif self._nests:
+        elif self.modeled:
             blk += " (FPGA kernels tried with modeled times: none faster than the serial njit)"
         if self.block_trials:
             tried = ", ".join(f"{'+'.join(bs)} {m.time_s * 1e3:.3g} ms ({m.status})"
