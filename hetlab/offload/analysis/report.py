@@ -75,7 +75,8 @@ class Report:
     loops: list[LoopReport]
     notes: list[str]
     source: FunctionSource = field(repr=False)
-    #: function blocks: nests recognized as a library routine (:mod:`hetlab.offload.blocks`)
+    #: function blocks: nests recognized as a library routine
+    #: (:mod:`hetlab.offload.analysis.blocks`)
     blocks: list[Block] = field(default_factory=list)
     #: which names may share storage, which parameters may be written (:mod:`.aliases`)
     aliases: AliasInfo = field(default=None, repr=False)  # type: ignore[assignment]
@@ -319,7 +320,7 @@ def analyze(fn: Callable[..., Any] | FunctionSource) -> Report:
         negative (``a[-i]`` wraps around) keep a loop sequential or unsupported, with the
         reason.
         ``report.blocks`` lists the nests recognized as function blocks (matmul, matvec, dot,
-        axpy, transpose) with the NumPy call each maps to (:mod:`hetlab.offload.blocks`).
+        axpy, transpose) with the NumPy call each maps to (:mod:`hetlab.offload.analysis.blocks`).
 
     Raises
     ------

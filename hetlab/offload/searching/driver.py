@@ -78,12 +78,13 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         gets its own deep copy: arrays, lists, dicts, arrays inside tuples). Arrays among
         them (also nested) must not share memory.
     targets : sequence of str
-        Destinations among ``"numba"`` (many-core CPU: ``prange``), ``"cuda"`` or its alias
-        ``"cupy"`` (numba.cuda kernels and CuPy calls; needs a GPU, or
-        ``NUMBA_ENABLE_CUDASIM=1`` to exercise the logic) and ``"fpga"`` (HLS C++ kernels
+        Destinations among ``"numba"`` (many-core CPU: ``prange``), ``"cupy"`` (the GPU;
+        aliases ``"cuda"``, ``"gpu"``; numba.cuda kernels and CuPy calls; needs a GPU, or
+        ``NUMBA_ENABLE_CUDASIM=1`` to exercise the logic; its plan is recorded as ``"cuda"``)
+        and ``"fpga"`` (HLS C++ kernels
         for the nests of high arithmetic intensity, run through the emulator's C-simulation,
-        time **modeled**: :mod:`hetlab.offload.fpga`), searched in the 2020 paper's order:
-        CPU first, then GPU, then FPGA (on top of the CPU plan). One search per target; the
+        time **modeled**: :mod:`hetlab.offload.targets.fpga.variant`), searched in the 2020 paper's
+        order: CPU first, then GPU, then FPGA (on top of the CPU plan). One search per target; the
         fastest plan wins (an FPGA plan's time is modeled and says so) and the others are
         kept in ``plan.alternatives``. A target that cannot run here is skipped with a note
         in ``plan.notes``; ``plan.destinations()`` tells per nest what was tried and why
@@ -101,8 +102,8 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         Show a tqdm progress bar.
     client : dask.distributed.Client, optional
         Measure each GA generation's new candidates (and the exhaustive check) as tasks on
-        this cluster (:mod:`hetlab.offload.remote`); a candidate lost with a dead worker is
-        rescheduled by Dask or scores zero. The confirmation round and the thread sweep run
+        this cluster (:mod:`hetlab.offload.searching.remote`); a candidate lost with a dead worker
+        is rescheduled by Dask or scores zero. The confirmation round and the thread sweep run
         in this process.
     function_blocks : bool
         numba: first try replacing the function blocks ``analyze`` found (matmul, dot, …) by

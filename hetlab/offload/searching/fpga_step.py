@@ -4,8 +4,8 @@ Genes: per candidate nest one bit (run it as an FPGA kernel) and, when its inner
 parallel, two bits for the ``UNROLL`` factor (1, 2, 4, 8). A gene's functional run (cached by
 the set of nests) is the FPGA variant on top of the CPU plan's loops outside those nests,
 verified against the original; its fitness is serial-njit time / **modeled** time (host part
-measured + kernels modeled, :mod:`hetlab.offload.fpga`). A kernel that does not fit the
-board (BRAM, DSP estimates) or fails verification scores 0. Small gene counts are searched
+measured + kernels modeled, :mod:`hetlab.offload.targets.fpga.variant`). A kernel that does not fit
+the board (BRAM, DSP estimates) or fails verification scores 0. Small gene counts are searched
 exhaustively, larger ones by the GA.
 """
 

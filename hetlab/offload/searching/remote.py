@@ -2,8 +2,8 @@
 
 A GA generation's new candidates are submitted together, one task each; a task rebuilds the
 variant from its generated source in the worker, times it and verifies it against the expected
-outputs exactly as in-process (:func:`hetlab.offload.measure.measure`). The arguments and the
-expected outputs travel with each task (not scattered: data held by a worker that dies would
+outputs exactly as in-process (:func:`hetlab.offload.runtime.measure.measure`). The arguments and
+the expected outputs travel with each task (not scattered: data held by a worker that dies would
 cancel every task depending on it). Tasks ask for the same one-timing-per-
 machine resource as comparison sweeps (:mod:`hetlab.distributed`); a worker that dies mid-task
 has its task rescheduled by Dask, and a candidate lost for good scores zero fitness

@@ -101,7 +101,8 @@ class TargetBase:
 
 
 def for_nodes(stmts: list[ast.stmt]) -> Iterator[ast.For]:
-    """``for`` statements in the pre-order :func:`~hetlab.offload.analysis.analyze` numbers."""
+    """``for`` statements in the pre-order :func:`~hetlab.offload.analysis.report.analyze`
+    numbers."""
     for s in stmts:
         if isinstance(s, ast.For):
             yield s

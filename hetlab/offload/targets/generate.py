@@ -26,16 +26,16 @@ def transform(fn: Callable[..., Any] | Report, loops: Iterable[str | int] = (), 
     loops : iterable of str or int
         Loop ids (``"L2"``) or indices to run in parallel; each must be parallelizable.
         Empty: the serial ``njit`` variant.
-    target : {"numba", "cuda", "cupy", "fpga"}
+    target : {"numba", "cupy", "fpga"} (aliases "cuda", "gpu" for "cupy")
         ``"numba"``: ``njit(parallel=True)`` with ``prange`` on the chosen loops (many-core
-        CPU). ``"cuda"`` (alias ``"cupy"``): a numba.cuda kernel per chosen nest (parallel
-        loops; reductions and array updates with atomics), launched
-        from the host Python code on CuPy arrays, or in numba's simulator under
-        ``NUMBA_ENABLE_CUDASIM=1`` (see :mod:`hetlab.offload.gpu`). ``"fpga"``: ``loops``
-        are nest roots (outermost parallelizable loops); each nest becomes a Vitis-HLS-style
-        C++ kernel run through the emulator's C-simulation from an ``njit`` host, its time
-        modeled (:mod:`hetlab.offload.fpga`); ``variant.source`` is the C++,
-        ``variant.host_source`` the host code, ``variant.models()`` the modeled times.
+        CPU). ``"cupy"`` (the GPU; recorded as ``"cuda"`` in ``variant.target``): a numba.cuda
+        kernel per chosen nest (parallel loops; reductions and array updates with atomics),
+        launched from the host Python code on CuPy arrays, or in numba's simulator under
+        ``NUMBA_ENABLE_CUDASIM=1`` (see :mod:`hetlab.offload.targets.cuda.kernels`).
+        ``"fpga"``: ``loops`` are nest roots (outermost parallelizable loops); each nest becomes
+        a Vitis-HLS-style C++ kernel run through the emulator's C-simulation from an ``njit``
+        host, its time modeled (:mod:`hetlab.offload.targets.fpga.variant`); ``variant.source``
+        is the C++, ``variant.host_source`` the host code, ``variant.models()`` the modeled times.
     parallel : bool, optional
         numba only: force ``parallel=`` (``True`` with no loops gives numba's own automatic
         parallelization, a baseline).
@@ -49,7 +49,7 @@ def transform(fn: Callable[..., Any] | Report, loops: Iterable[str | int] = (), 
         ``njit`` (float arrays: numba's ``@`` has no integer version). cuda: the same
         statement on the device arrays through the array module ``_xp`` (CuPy: cuBLAS for
         ``@`` and ``dot``), inside the variant's transfer plan
-        (:mod:`hetlab.offload.gpu_blocks`). A loop inside a chosen block cannot be in
+        (:mod:`hetlab.offload.targets.cuda.blocks`). A loop inside a chosen block cannot be in
         ``loops``.
     args : tuple, optional
         fpga only (required): arguments the kernels are generated for (dtypes, sizes).

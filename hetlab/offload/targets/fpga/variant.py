@@ -3,7 +3,7 @@ timed by the FPGA timing model (**modeled**, never measured).
 
 There is no board here. A variant is
 
-* ``source``: the Vitis-HLS-style C++ of each chosen nest (:mod:`hetlab.offload.hls`);
+* ``source``: the Vitis-HLS-style C++ of each chosen nest (:mod:`hetlab.offload.targets.fpga.hls`);
 * ``host_source``: the function as a numba ``@njit`` (``prange`` on the CPU plan's loops outside
   the nests) in which each nest is replaced by a bounds check of its affine subscripts (a
   Python negative index or an overrun raises, it never reaches C) and a ctypes call of the
