@@ -253,6 +253,7 @@ def quant_section(args: argparse.Namespace, bw: dict[str, float]) -> None:
 def offload_section(args: argparse.Namespace) -> None:
     """offload.search with the cuda target beside numba: plans, times, transfers."""
     from hetlab import offload
+    from hetlab.offload import MeasureOptions
     from hetlab.offload.examples import EXAMPLES
 
     # 4× the CPU benchmark's work per kernel (benchmarks/offload.py sizes: serial njit
@@ -268,8 +269,9 @@ def offload_section(args: argparse.Namespace) -> None:
     print(head + "\n" + "-" * len(head))
     for name, size in sizes.items():
         ex = EXAMPLES[name]
-        plan = offload.search(ex.fn, ex.make_args(size), targets=["cuda", "numba"],
-                              budget=4, repeats=3, reference="njit", progress=False)
+        plan = offload.search(ex.fn, ex.make_args(size), targets=["cuda", "numba"], budget=4,
+                              reference="njit", progress=False,
+                              measure=MeasureOptions(repeats=3))
         cu, nb = plan.alternatives.get("cuda"), plan.alternatives.get("numba")
         if cu is None or nb is None:
             print(f"{name:<14}{size:>6}  no cuda plan: {'; '.join(plan.notes)}")

@@ -48,6 +48,7 @@ def _evals_to_optimum(plan, within: float = 0.0) -> str:
 
 def run(names: list[str], quick: bool, budget: int, exhaustive_max: int) -> list[dict]:
     from hetlab import offload
+    from hetlab.offload import GAOptions, MeasureOptions
     from hetlab.offload.examples import EXAMPLES
 
     rows = []
@@ -62,9 +63,10 @@ def run(names: list[str], quick: bool, budget: int, exhaustive_max: int) -> list
             rows.append(row)
             continue
         t0 = time.perf_counter()
-        plan = offload.search(ex.fn, ex.make_args(size), budget=budget, population=6,
-                              exhaustive=n_par <= exhaustive_max, reference="njit",
-                              repeats=2 if quick else 5, progress=False)
+        plan = offload.search(ex.fn, ex.make_args(size), budget=budget, reference="njit",
+                              progress=False,
+                              ga=GAOptions(population=6, exhaustive=n_par <= exhaustive_max),
+                              measure=MeasureOptions(repeats=2 if quick else 5))
         row.update(
             plan="+".join([*plan.blocks, *plan.loops]) or "(serial)",
             blocks=", ".join(f"{'+'.join(bs)} {m.time_s * 1e3:.3g} ms"

@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     import pandas as pd
 
     from hetlab import offload
+    from hetlab.offload import FpgaOptions, GAOptions, MeasureOptions
     from hetlab.offload.examples import EXAMPLES
 
     rows = []
@@ -38,12 +39,12 @@ def main(argv: list[str] | None = None) -> int:
         ex = EXAMPLES[name]
         size = a.size or SIZES.get(name, 64)
         plan = offload.search(ex.fn, ex.make_args(size), targets=["numba", "cupy", "fpga"],
-                              budget=a.budget, repeats=1 if a.quick else 3,
-                              confirm=0 if a.quick else 3,
-                              exhaustive=False if a.quick else None, reference="njit",
-                              progress=False,
-                              function_blocks=False, fpga_threshold=a.threshold,
-                              board=a.board)
+                              budget=a.budget, reference="njit", progress=False,
+                              function_blocks=False,
+                              ga=GAOptions(exhaustive=False if a.quick else None),
+                              measure=MeasureOptions(repeats=1 if a.quick else 3,
+                                                     confirm=0 if a.quick else 3),
+                              fpga=FpgaOptions(threshold=a.threshold, board=a.board))
         cpu = plan.alternatives.get("numba")
         fp = plan.alternatives.get("fpga")
         fpga_best = math.nan

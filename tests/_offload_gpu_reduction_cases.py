@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from hetlab import offload
 from hetlab.offload.examples import EXAMPLES
-from hetlab.offload.gpu import gpu_loops
-from hetlab.offload.measure import copy_args, outputs_of, verify
+from hetlab.offload.runtime.measure import copy_args, outputs_of, verify
+from hetlab.offload.targets.cuda import gpu_loops
 
 
 def _check(fn, args, loops, transfers="reduced"):

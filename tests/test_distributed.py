@@ -136,8 +136,9 @@ def test_offload_search_on_cluster_survives_a_killed_worker(cluster, monkeypatch
     import threading
 
     from hetlab import offload
-    from hetlab.offload import remote
+    from hetlab.offload import MeasureOptions
     from hetlab.offload.examples import EXAMPLES
+    from hetlab.offload.searching import remote
 
     client, workers = cluster
     ex = EXAMPLES["matmul"]
@@ -153,8 +154,9 @@ def test_offload_search_on_cluster_survives_a_killed_worker(cluster, monkeypatch
         return real(client_, variants, *a, **kw)
 
     monkeypatch.setattr(remote, "measure_variants", kill_during_first_batch)
-    plan = offload.search(ex.fn, args, budget=8, repeats=2, progress=False, client=client,
-                          function_blocks=False)  # the loop GA, not the matmul block
+    plan = offload.search(ex.fn, args, budget=8, progress=False, client=client,
+                          function_blocks=False,  # the loop GA, not the matmul block
+                          measure=MeasureOptions(repeats=2))
     assert batches and sum(batches) == len(plan.measurements) - 1  # serial measured locally
     assert workers[0].poll() is not None  # it really died
     for a, b in zip(args, before, strict=True):

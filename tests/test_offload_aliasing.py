@@ -15,8 +15,9 @@ import pytest
 
 import hetlab as hl
 from hetlab import offload
-from hetlab.offload.codegen import for_nodes
-from hetlab.offload.measure import outputs_of, verify
+from hetlab.offload import GAOptions, MeasureOptions
+from hetlab.offload.runtime.measure import outputs_of, verify
+from hetlab.offload.targets.base import for_nodes
 
 from . import _offload_soundness_corpus as corpus
 
@@ -116,8 +117,9 @@ def test_serial_fallback_when_asked():
 
 def test_plan_compile_refuses_aliases_and_falls_back_when_asked():
     args = (np.zeros(16), np.arange(16.0))
-    plan = offload.search(_shift, args, budget=1, repeats=1, warmup=0, confirm=0,
-                          exhaustive=False, progress=False, function_blocks=False)
+    plan = offload.search(_shift, args, budget=1, progress=False, function_blocks=False,
+                          ga=GAOptions(exhaustive=False),
+                          measure=MeasureOptions(repeats=1, warmup=0, confirm=0))
     fast = plan.compile()
     x = np.arange(16.0)
     with pytest.raises(hl.InvalidInputError, match="share memory"):
@@ -145,8 +147,9 @@ def test_search_deep_copies_lists_and_arrays_in_tuples():
     log = [5.0]
     out = np.zeros(8)
     snapshot = copy.deepcopy((pair, log, out))
-    plan = offload.search(_nested, (pair, log, out), budget=2, repeats=1, warmup=0,
-                          confirm=0, exhaustive=False, progress=False, function_blocks=False)
+    plan = offload.search(_nested, (pair, log, out), budget=2, progress=False,
+                          function_blocks=False, ga=GAOptions(exhaustive=False),
+                          measure=MeasureOptions(repeats=1, warmup=0, confirm=0))
     for got, want in zip((pair[0], pair[1], out), (snapshot[0][0], snapshot[0][1],
                                                    snapshot[2]), strict=True):
         np.testing.assert_array_equal(got, want)

@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 
 import hetlab as hl
 from hetlab import offload
+from hetlab.offload import GAOptions, MeasureOptions
 from hetlab.offload.examples import EXAMPLES
-from hetlab.offload.measure import copy_args, outputs_of, verify
+from hetlab.offload.runtime.measure import copy_args, outputs_of, verify
 
 
 def _run(fn, args):
@@ -290,8 +291,9 @@ def test_bad_block_choices_are_refused():
 
 # -- search tries blocks first -----------------------------------------------------------------
 def test_search_tries_the_block_first_and_reports_it():
-    plan = offload.search(mm_then_scale, (*_mm_args(20), 2.0), budget=4, population=4,
-                          generations=2, repeats=2, confirm=1, progress=False)
+    plan = offload.search(mm_then_scale, (*_mm_args(20), 2.0), budget=4, progress=False,
+                          ga=GAOptions(population=4, generations=2),
+                          measure=MeasureOptions(repeats=2, confirm=1))
     trial = plan.block_trials[("B1",)]
     assert trial.verified and trial.status == "ok"
     assert "function blocks tried first" in plan.summary()
@@ -305,12 +307,13 @@ def test_search_tries_the_block_first_and_reports_it():
 
 def test_search_without_blocks_has_no_trials():
     ex = EXAMPLES["jacobi_1d"]
-    plan = offload.search(ex.fn, ex.make_args(), budget=2, population=2, generations=1,
-                          repeats=1, confirm=0, progress=False, exhaustive=False)
+    plan = offload.search(ex.fn, ex.make_args(), budget=2, progress=False,
+                          ga=GAOptions(population=2, generations=1, exhaustive=False),
+                          measure=MeasureOptions(repeats=1, confirm=0))
     assert plan.block_trials == {} and plan.blocks == ()
     ex = EXAMPLES["dot"]  # blocks switched off
-    plan = offload.search(ex.fn, ex.make_args(), budget=2, repeats=1, confirm=0,
-                          progress=False, function_blocks=False)
+    plan = offload.search(ex.fn, ex.make_args(), budget=2, progress=False, function_blocks=False,
+                          measure=MeasureOptions(repeats=1, confirm=0))
     assert plan.block_trials == {} and plan.genes == ["L1"]
 
 

@@ -19,10 +19,10 @@ import hetlab as hl
 from hetlab import offload
 from hetlab.fpga import timing
 from hetlab.fpga.manifest import load_manifest
+from hetlab.offload import FpgaOptions, GAOptions, MeasureOptions
 from hetlab.offload.examples import EXAMPLES
-from hetlab.offload.fpga import BOARD_OVERLAY, model_nest
-from hetlab.offload.fpga_nests import find_nests
-from hetlab.offload.measure import copy_args, outputs_of, verify
+from hetlab.offload.runtime.measure import copy_args, outputs_of, verify
+from hetlab.offload.targets.fpga import BOARD_OVERLAY, find_nests, model_nest
 
 pytest.importorskip("numba")
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None,
@@ -171,7 +171,7 @@ def test_modeled_time_is_the_timing_model_of_the_kernel_structure():
 
 
 def test_unroll_factor_shortens_the_pipelined_parallel_loop_until_resources_run_out():
-    from hetlab.offload.fpga import fits
+    from hetlab.offload.targets.fpga import fits
 
     rep, nests = _nests("jacobi_2d", *EXAMPLES["jacobi_2d"].make_args(34), threshold=0.0)
     nest = nests["L2"]
@@ -208,8 +208,9 @@ def test_generated_hls_source_passes_gxx_syntax_check(tmp_path):
 @needs_gxx
 def test_search_tries_fpga_last_and_only_on_high_intensity_nests():
     ex = EXAMPLES["nbody_forces"]
-    plan = offload.search(ex.fn, ex.make_args(32), targets=["fpga", "cupy", "numba"],
-                          budget=1, repeats=1, confirm=0, progress=False, exhaustive=False)
+    plan = offload.search(ex.fn, ex.make_args(32), targets=["fpga", "cupy", "numba"], budget=1,
+                          progress=False, ga=GAOptions(exhaustive=False),
+                          measure=MeasureOptions(repeats=1, confirm=0))
     assert set(plan.alternatives) >= {"numba", "fpga"}
     fp = plan.alternatives["fpga"]
     assert fp.genes == ["L1"] and fp.fpga.outcome["L1"]
@@ -228,7 +229,8 @@ def test_search_tries_fpga_last_and_only_on_high_intensity_nests():
 
     jac = EXAMPLES["jacobi_2d"]
     p2 = offload.search(jac.fn, jac.make_args(12), targets=["numba", "fpga"], budget=1,
-                        repeats=1, confirm=0, progress=False, exhaustive=False)
+                        progress=False, ga=GAOptions(exhaustive=False),
+                        measure=MeasureOptions(repeats=1, confirm=0))
     assert "fpga" not in p2.alternatives
     assert "intensity" in p2.destinations().loc["L2", "fpga"]
     assert any(n.startswith("fpga: no nest tried") for n in p2.notes)
@@ -366,8 +368,9 @@ def test_fpga_search_over_nests_and_unroll_factors():
     """jacobi-2d below the default threshold, searched anyway (threshold 0.1): per nest one
     on/off gene and two unroll genes; exhaustive over 6 bits, one functional run per nest set."""
     ex = EXAMPLES["jacobi_2d"]
-    plan = offload.search(ex.fn, ex.make_args(10), targets=["fpga"], budget=8, repeats=1,
-                          confirm=0, progress=False, fpga_threshold=0.1)
+    plan = offload.search(ex.fn, ex.make_args(10), targets=["fpga"], budget=8, progress=False,
+                          measure=MeasureOptions(repeats=1, confirm=0),
+                          fpga=FpgaOptions(threshold=0.1))
     fp = plan.alternatives["fpga"]
     assert fp.genes == ["L2", "L2:u2", "L2:u4", "L4", "L4:u2", "L4:u4"]
     assert fp.exhaustive is not None and len(fp.measurements) == 1 + 4 + 4 + 16

@@ -13,17 +13,19 @@ import pytest
 
 import hetlab as hl
 from hetlab import offload
+from hetlab.offload import MeasureOptions
 from hetlab.offload.examples import EXAMPLES
-from hetlab.offload.gpu import gpu_loops
+from hetlab.offload.targets.cuda import gpu_loops
 
 pytest.importorskip("numba")
 
 SIM_SCRIPT = r'''
 import json
 from hetlab import offload
+from hetlab.offload import MeasureOptions
 from hetlab.offload.examples import EXAMPLES
-from hetlab.offload.gpu import gpu_loops
-from hetlab.offload.measure import copy_args, outputs_of, verify
+from hetlab.offload.targets.cuda import gpu_loops
+from hetlab.offload.runtime.measure import copy_args, outputs_of, verify
 
 out = {}
 for name in %(names)r:
@@ -41,7 +43,7 @@ for name in %(names)r:
     out[name] = row
 ex = EXAMPLES["jacobi_1d"]
 plan = offload.search(ex.fn, ex.make_args(12), targets=["cuda", "numba"], budget=4,
-                      repeats=1, progress=False)
+                      progress=False, measure=MeasureOptions(repeats=1))
 cuda = plan.alternatives["cuda"]
 out["search"] = {"targets": sorted(plan.alternatives), "notes": plan.notes,
                  "cuda_loops": cuda.loops, "cuda_verified": cuda.verified,
@@ -110,6 +112,6 @@ def test_search_skips_cuda_without_a_gpu():
         pytest.skip("a GPU is present")
     ex = EXAMPLES["axpy"]
     plan = offload.search(ex.fn, ex.make_args(), targets=["numba", "cuda"], budget=2,
-                          repeats=1, progress=False)
+                          progress=False, measure=MeasureOptions(repeats=1))
     assert plan.target == "numba" and any(n.startswith("cuda: skipped") for n in plan.notes)
     assert np.isfinite(plan.time_s)

@@ -14,8 +14,9 @@ import pytest
 import hetlab as hl
 from hetlab import offload
 from hetlab.core.registry import get_backend
+from hetlab.offload import MeasureOptions
 from hetlab.offload.examples import EXAMPLES
-from hetlab.offload.measure import copy_args, outputs_of, verify
+from hetlab.offload.runtime.measure import copy_args, outputs_of, verify
 
 BLOCKS = {"matmul": "_d_C[:_d_A.shape[0], :_d_B.shape[1]] = _d_A @ ",
           "matvec": "_d_y[:_d_A.shape[0]] = _d_A @ ",
@@ -68,10 +69,11 @@ def test_search_in_the_simulator_says_blocks_were_not_tried_on_the_gpu():
 
     code = (
         "from hetlab import offload\n"
+        "from hetlab.offload import MeasureOptions\n"
         "from hetlab.offload.examples import EXAMPLES\n"
         "ex = EXAMPLES['matvec']\n"
         "p = offload.search(ex.fn, ex.make_args(20), targets=['numba', 'cupy'], budget=3,\n"
-        "                   repeats=1, confirm=0, progress=False)\n"
+        "                   progress=False, measure=MeasureOptions(repeats=1, confirm=0))\n"
         "print(sorted(p.alternatives)); print(p.notes)\n"
         "print(p.alternatives['cuda'].target, bool(p.source('cupy')))\n")
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
@@ -105,5 +107,5 @@ def test_search_tries_gpu_blocks_first_on_a_gpu():
     _need_gpu()
     ex = EXAMPLES["matmul"]
     plan = offload.search(ex.fn, ex.make_args(64), targets=["numba", "cupy"], budget=4,
-                          repeats=1, progress=False)
+                          progress=False, measure=MeasureOptions(repeats=1))
     assert plan.alternatives["cuda"].block_trials

@@ -11,9 +11,8 @@ import pytest
 
 import hetlab as hl
 from hetlab import offload
-from hetlab.offload.atomics import gpu_offloadable
 from hetlab.offload.examples import EXAMPLES
-from hetlab.offload.gpu import gpu_loops
+from hetlab.offload.targets.cuda import gpu_loops, gpu_offloadable
 from tests.cudasim import nvvm_or_skip, run_cases_under_simulator
 
 numba = pytest.importorskip("numba")

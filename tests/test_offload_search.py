@@ -8,9 +8,10 @@ import pytest
 
 import hetlab as hl
 from hetlab import offload
+from hetlab.offload import GAOptions, MeasureOptions
 from hetlab.offload.examples import EXAMPLES
-from hetlab.offload.ga import exhaustive_search, genetic_search
-from hetlab.offload.measure import copy_args, outputs_of, verify
+from hetlab.offload.runtime.measure import copy_args, outputs_of, verify
+from hetlab.offload.searching.ga import exhaustive_search, genetic_search
 
 pytest.importorskip("numba")
 
@@ -87,8 +88,9 @@ def test_search_small_case_ga_vs_exhaustive_and_user_arrays_untouched():
     ex = EXAMPLES["matvec"]
     args = ex.make_args(30)
     before = [a.copy() for a in args]
-    plan = offload.search(ex.fn, args, budget=8, repeats=2, progress=False,
-                          function_blocks=False)  # loops only: the block could take them all
+    plan = offload.search(ex.fn, args, budget=8, progress=False,
+                          function_blocks=False,  # loops only: the block could take them all
+                          measure=MeasureOptions(repeats=2))
     for a, b in zip(args, before, strict=True):
         np.testing.assert_array_equal(a, b)  # the search worked on copies
     assert plan.genes == ["L1", "L2"]
@@ -115,7 +117,7 @@ def _wrong_when_parallel(x, out):
 
 
 def test_wrong_candidates_get_zero_fitness(monkeypatch):
-    from hetlab.offload import searching
+    from hetlab.offload.searching import driver as searching
 
     real = searching.transform
 
@@ -127,7 +129,8 @@ def test_wrong_candidates_get_zero_fitness(monkeypatch):
 
     monkeypatch.setattr(searching, "transform", broken)
     args = (np.arange(8.0), np.zeros(8))
-    plan = offload.search(_wrong_when_parallel, args, repeats=1, progress=False)
+    plan = offload.search(_wrong_when_parallel, args, progress=False,
+                          measure=MeasureOptions(repeats=1))
     assert plan.measurements[(1,)].status == "wrong"
     assert plan.best == (0,) and plan.loops == []
 
@@ -170,10 +173,11 @@ def test_verify_rule():
 def test_search_resumes_from_a_previous_plan():
     ex = EXAMPLES["blur_rows"]
     args = ex.make_args(12)
-    first = offload.search(ex.fn, args, budget=2, repeats=1, exhaustive=False, progress=False)
+    first = offload.search(ex.fn, args, budget=2, progress=False, ga=GAOptions(exhaustive=False),
+                           measure=MeasureOptions(repeats=1))
     assert first.ga.evaluations == 2
-    again = offload.search(ex.fn, args, budget=2, repeats=1, exhaustive=True, progress=False,
-                           resume=first)
+    again = offload.search(ex.fn, args, budget=2, progress=False, resume=first,
+                           ga=GAOptions(exhaustive=True), measure=MeasureOptions(repeats=1))
     assert set(first.measurements) <= set(again.measurements)
     assert again.exhaustive is not None
     # only genes not measured before are measured now
@@ -184,7 +188,7 @@ def test_search_resumes_from_a_previous_plan():
 def test_thread_amount_is_the_smallest_within_tolerance():
     import numba
 
-    from hetlab.offload.searching import _thread_sweep
+    from hetlab.offload.targets.numba import thread_sweep as _thread_sweep
 
     ex = EXAMPLES["axpy"]
     args = ex.make_args(2000)
@@ -202,14 +206,14 @@ def test_thread_amount_is_the_smallest_within_tolerance():
 
 def test_search_with_progress_bar(capsys):
     ex = EXAMPLES["dot"]
-    plan = offload.search(ex.fn, ex.make_args(), budget=2, repeats=1, progress=True,
-                          function_blocks=False)
+    plan = offload.search(ex.fn, ex.make_args(), budget=2, progress=True, function_blocks=False,
+                          measure=MeasureOptions(repeats=1))
     assert plan.verified and plan.genes == ["L1"]
     assert "offload.search(dot" in capsys.readouterr().err  # tqdm writes to stderr
 
 
 def test_measure_statuses():
-    from hetlab.offload.measure import measure
+    from hetlab.offload.runtime.measure import measure
 
     ex = EXAMPLES["axpy"]
     args = ex.make_args()
@@ -225,7 +229,7 @@ def test_measure_statuses():
 def test_confirmation_round_ranks_by_paired_ratios():
     import time
 
-    from hetlab.offload.searching import _confirm
+    from hetlab.offload.runtime.measure import confirm_times as _confirm
 
     def slow(x):
         time.sleep(0.004)

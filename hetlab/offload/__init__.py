@@ -23,13 +23,15 @@ import importlib
 from typing import Any
 
 __all__ = ["analyze", "transform", "search", "register_offload_cli", "Report", "Plan",
-           "Variant"]
+           "Variant", "GAOptions", "MeasureOptions", "FpgaOptions"]
 
 _LAZY = {
-    "analyze": ".analysis", "Report": ".analysis",
-    "transform": ".codegen", "Variant": ".codegen",
-    "search": ".searching", "Plan": ".plan",
+    "analyze": ".analysis.report", "Report": ".analysis.report",
+    "transform": ".targets.generate", "Variant": ".targets.base",
+    "search": ".searching.driver", "Plan": ".searching.plan",
     "register_offload_cli": ".cli",
+    "GAOptions": ".searching.options", "MeasureOptions": ".searching.options",
+    "FpgaOptions": ".searching.options",
 }
 
 

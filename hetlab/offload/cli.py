@@ -45,7 +45,7 @@ def load_target(spec: str, args_name: str | None = None) -> tuple[Any, Any]:
 
 
 def _cmd_offload(args: argparse.Namespace) -> int:
-    from . import analyze, search
+    from . import FpgaOptions, MeasureOptions, analyze, search
 
     fn, gen = load_target(args.target, args.args)
     print(analyze(fn))
@@ -55,8 +55,9 @@ def _cmd_offload(args: argparse.Namespace) -> int:
     if not isinstance(call_args, tuple):
         call_args = (call_args,)
     plan = search(fn, call_args, targets=args.targets, budget=args.budget, seed=args.seed,
-                  repeats=args.repeats, reference=args.reference, progress=not args.quiet,
-                  fpga_threshold=args.fpga_threshold, board=args.board)
+                  reference=args.reference, progress=not args.quiet,
+                  measure=MeasureOptions(repeats=args.repeats),
+                  fpga=FpgaOptions(threshold=args.fpga_threshold, board=args.board))
     print()
     print(repr(plan))
     if len(args.targets) > 1 or "fpga" in args.targets:
@@ -69,8 +70,7 @@ def _cmd_offload(args: argparse.Namespace) -> int:
     if args.show_source:
         print()
         print(plan.source(plan.target))
-        if "fpga" in args.targets and plan.target != "fpga" and plan.fpga is not None \
-                and plan.fpga.kernels:
+        if plan.fpga is not None and plan.fpga.kernels and not plan.modeled:
             print()
             print(plan.source("fpga"))
     return 0 if plan.verified else 1

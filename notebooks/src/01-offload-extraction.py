@@ -25,8 +25,9 @@ import hetlab as hl
 if "cupy" not in hl.available_backends():
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 from hetlab import offload
+from hetlab.offload import GAOptions, MeasureOptions
 from hetlab.offload.examples import EXAMPLES
-from hetlab.offload.gpu import gpu_loops
+from hetlab.offload.targets.cuda import gpu_loops
 
 print("CUDA variants run", "in the simulator" if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
       else "on the GPU")
@@ -166,14 +167,14 @@ print("block variant equal to the original:", np.allclose(out, expected))
 # %%
 # NBVAL_IGNORE_OUTPUT
 mm_args = EXAMPLES["matmul"].make_args(96)
-mm_plan = offload.search(matmul, mm_args, budget=8, population=4, progress=False,
-                         function_blocks=False)
+mm_plan = offload.search(matmul, mm_args, budget=8, progress=False, function_blocks=False,
+                         ga=GAOptions(population=4))
 mm_plan  # noqa: B018  (displayed)
 
 # %%
 # NBVAL_IGNORE_OUTPUT
 him_args = EXAMPLES["himeno"].make_args(48)
-him_plan = offload.search(himeno, him_args, budget=8, population=4, progress=False)
+him_plan = offload.search(himeno, him_args, budget=8, progress=False, ga=GAOptions(population=4))
 him_plan  # noqa: B018  (displayed)
 
 # %% [markdown]
@@ -291,7 +292,8 @@ print(offload.transform(EXAMPLES["jacobi_2d"].fn, ["L2", "L3", "L4", "L5"], targ
 # NBVAL_IGNORE_OUTPUT
 nb = EXAMPLES["nbody_forces"]
 mixed = offload.search(nb.fn, nb.make_args(48), targets=["numba", "cupy", "fpga"], budget=2,
-                       population=4, repeats=1, confirm=0, exhaustive=False, progress=False)
+                       progress=False, ga=GAOptions(population=4, exhaustive=False),
+                       measure=MeasureOptions(repeats=1, confirm=0))
 mixed.destinations()
 
 # %% [markdown]

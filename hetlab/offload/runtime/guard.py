@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidInputError
+from ...errors import InvalidInputError
 
 __all__ = ["AliasGuard", "ON_ALIAS", "check_on_alias", "array_leaves", "overlap",
            "self_overlaps"]

@@ -12,7 +12,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..errors import InvalidInputError
+from ...errors import InvalidInputError
 
 __all__ = ["GAResult", "genetic_search", "exhaustive_search"]
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from .loops import Loop
+from ..front.loops import Loop
 from .scalars import live_after
 
 __all__ = ["Block", "find_blocks"]
@@ -293,7 +293,7 @@ def find_blocks(loops: list[Loop]) -> list[Block]:
     Parameters
     ----------
     loops : list of Loop
-        :func:`~hetlab.offload.loops.build_tree`'s loops; each nest is tried from its
+        :func:`~hetlab.offload.front.loops.build_tree`'s loops; each nest is tried from its
         outermost loop, and loops inside a recognized block are not tried again.
 
     Returns

@@ -29,7 +29,7 @@ import ast
 import copy
 from dataclasses import dataclass, field
 
-from .analysis import Report
+from ...analysis.report import Report
 
 __all__ = ["Atomics", "atomic_plan", "gpu_offloadable", "rewrite_kernel_body"]
 
@@ -144,7 +144,7 @@ def atomic_plan(report: Report, loop_id: str) -> Atomics | None:
 
 
 def _for_nodes(report: Report) -> list[ast.For]:
-    from .codegen import for_nodes
+    from ..base import for_nodes
 
     return list(for_nodes(report.source.tree.body))
 

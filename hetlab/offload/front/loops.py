@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .affine import Affine, to_affine
-from .aliases import hidden_write, np_call_chain
+from .calls import hidden_write, np_call_chain
 
 __all__ = ["Access", "Loop", "LoopTree", "build_tree", "SAFE_BUILTINS"]
 

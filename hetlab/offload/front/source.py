@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InvalidInputError
+from ...errors import InvalidInputError
 
 __all__ = ["FunctionSource", "read_function"]
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from .affine import Affine
-from .loops import Access, Loop, trip_span
+from ..front.affine import Affine
+from ..front.loops import Access, Loop, trip_span
 
 __all__ = ["Dependence", "carried_dependences", "unmodelable_subscripts"]
 

@@ -2,8 +2,8 @@
 
 A GA generation's new candidates are submitted together, one task each; a task rebuilds the
 variant from its generated source in the worker, times it and verifies it against the expected
-outputs exactly as in-process (:func:`hetlab.offload.measure.measure`). The arguments and the
-expected outputs travel with each task (not scattered: data held by a worker that dies would
+outputs exactly as in-process (:func:`hetlab.offload.runtime.measure.measure`). The arguments and
+the expected outputs travel with each task (not scattered: data held by a worker that dies would
 cancel every task depending on it). Tasks ask for the same one-timing-per-
 machine resource as comparison sweeps (:mod:`hetlab.distributed`); a worker that dies mid-task
 has its task rescheduled by Dask, and a candidate lost for good scores zero fitness
@@ -16,8 +16,9 @@ import ast
 from collections.abc import Sequence
 from typing import Any
 
-from .codegen import Variant
-from .measure import Measurement, measure
+from ..runtime.measure import Measurement, measure
+from ..targets.base import Variant
+from ..targets.registry import get_target
 
 __all__ = ["measure_variants"]
 
@@ -30,22 +31,17 @@ def _measure_task(name: str, target: str, source: str, namespace: dict[str, Any]
                   expected: tuple, repeats: int, warmup: int, timeout_s: float) -> Measurement:
     """Runs in a worker: rebuild the variant from its source, time it, verify it."""
     variant = Variant(name, target, (), source, dict(namespace))
-    sync = None
-    if target == "cuda":
-        from .searching import _cuda_sync
-
-        sync = _cuda_sync
     return measure(variant.compile(), args, expected, repeats=repeats, warmup=warmup,
-                   timeout_s=timeout_s, sync=sync)
+                   timeout_s=timeout_s, sync=get_target(target).synchronize)
 
 
 def measure_variants(client: Any, variants: Sequence[Variant], args: tuple, expected: tuple,
                      *, repeats: int, warmup: int, timeout_s: float,
                      retries: int = 2) -> list[Measurement]:
     """Measure ``variants`` as Dask tasks; results in the same order, never raising."""
-    from ..distributed import advertised_resources
+    from ...distributed import advertised_resources
 
-    key = "gpu" if variants and variants[0].target == "cuda" else "cpu-bench"
+    key = get_target(variants[0].target).resource if variants else "cpu-bench"
     resources = {key: 1} if key in advertised_resources(client) else None
     futures = []
     for v in variants:

@@ -1,7 +1,7 @@
 """Function blocks on the GPU: a recognized nest becomes one CuPy call on device arrays.
 
-In the cuda variant a chosen block (:mod:`hetlab.offload.blocks`) is treated like a kernel by
-the transfer plan (its arrays join the region's device-resident set, copied in once and out
+In the cuda variant a chosen block (:mod:`hetlab.offload.analysis.blocks`) is treated like a kernel
+by the transfer plan (its arrays join the region's device-resident set, copied in once and out
 once), and its NumPy statement is rewritten for the device: every array name becomes the
 device array (``_d_A`` when resident, ``_t_A`` when copied around the call), ``np.`` becomes
 the array module ``_xp``:
@@ -17,16 +17,17 @@ transpose  ``_d_B[:, :] = _d_A.T``           a transposing copy on the device
 ========== ================================= ==========================================
 
 ``_xp`` is a name the variant's namespace binds: ``cupy`` on a GPU. Bound to ``numpy`` (with
-:class:`~hetlab.offload.gpu.Transfers` handing out NumPy copies as the "device" arrays), the
-same generated code runs on the CPU: an array-code check of the generated statements and of
-the transfer plan around them, not a GPU run (its timings say nothing about a GPU).
+:class:`~hetlab.offload.targets.cuda.kernels.Transfers` handing out NumPy copies as the
+"device" arrays), the same generated code runs on the CPU: an array-code check of the
+generated statements and of the transfer plan around them, not a GPU run (its timings say
+nothing about a GPU).
 """
 
 from __future__ import annotations
 
 import ast
 
-from .blocks import Block
+from ...analysis.blocks import Block
 
 __all__ = ["BlockLaunch"]
 
@@ -46,8 +47,9 @@ class _Device(ast.NodeTransformer):
 class BlockLaunch:
     """One chosen function block in the cuda variant: arrays, written arrays, host statements.
 
-    Has the attributes the transfer plan of :func:`~hetlab.offload.gpu.cuda_source` reads from
-    a kernel (``root``, ``arrays``, ``written``, ``launch``) and no kernel definition.
+    Has the attributes the transfer plan of
+    :func:`~hetlab.offload.targets.cuda.kernels.cuda_source` reads from a kernel (``root``,
+    ``arrays``, ``written``, ``launch``) and no kernel definition.
     """
 
     def __init__(self, k: int, root: ast.For, block: Block) -> None:

@@ -4,8 +4,8 @@ Genes: per candidate nest one bit (run it as an FPGA kernel) and, when its inner
 parallel, two bits for the ``UNROLL`` factor (1, 2, 4, 8). A gene's functional run (cached by
 the set of nests) is the FPGA variant on top of the CPU plan's loops outside those nests,
 verified against the original; its fitness is serial-njit time / **modeled** time (host part
-measured + kernels modeled, :mod:`hetlab.offload.fpga`). A kernel that does not fit the
-board (BRAM, DSP estimates) or fails verification scores 0. Small gene counts are searched
+measured + kernels modeled, :mod:`hetlab.offload.targets.fpga.variant`). A kernel that does not fit
+the board (BRAM, DSP estimates) or fails verification scores 0. Small gene counts are searched
 exhaustively, larger ones by the GA.
 """
 
@@ -18,13 +18,23 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..bench import _timed
-from .analysis import Report
-from .fpga import FpgaVariant, _ids, _leaves, _verdicts, fits, fpga_variant, model_nest
-from .fpga_nests import Nest
+from ...bench import _timed
+from ..analysis.report import Report
+from ..runtime.measure import Measurement, copy_args, outputs_of, verify
+from ..targets.base import Target
+from ..targets.fpga.hls import NotTranslatable, kernel_source
+from ..targets.fpga.nests import Nest, find_nests
+from ..targets.fpga.variant import (
+    FpgaVariant,
+    _ids,
+    _leaves,
+    _verdicts,
+    fits,
+    fpga_variant,
+    model_nest,
+)
 from .ga import GAResult, exhaustive_search, genetic_search
-from .hls import NotTranslatable, kernel_source
-from .measure import Measurement, copy_args, outputs_of, verify
+from .plan import Plan
 
 __all__ = ["FpgaTrial", "fpga_step", "UNROLLS"]
 
@@ -230,22 +240,20 @@ def _measure(v: FpgaVariant, args: tuple, expected: tuple, repeats: int, warmup:
     return v, m, host, calls
 
 
-def fpga_plan(report: Report, args: tuple, expected: tuple, serial: Measurement,
-              serial_v: Any, auto_s: float, cpu_plan: Any, *, threshold: float,
-              board: str | None, repeats: int, warmup: int, opts: dict[str, Any],
-              exhaustive: bool | None, notes: list[str]) -> tuple[Any, FpgaTrial | None]:
+def fpga_plan(target: Target, report: Report, args: tuple, expected: tuple,
+              serial: Measurement, serial_v: Any, auto_s: float, cpu_plan: Any, *,
+              threshold: float, board: str | None, repeats: int, warmup: int,
+              opts: dict[str, Any], exhaustive: bool | None,
+              notes: list[str]) -> tuple[Any, FpgaTrial | None]:
     """Run the FPGA step after the CPU (and GPU) searches; the FPGA :class:`Plan` (None when
     no nest was tried) and the trial. Appends the reasons to ``notes``."""
-    from ..fpga.csim import compiler
-    from ..fpga.kernels import default_board
-    from .fpga_nests import find_nests
-    from .plan import Plan
+    from ...fpga.kernels import default_board
 
     board = board or default_board()
     nests = find_nests(report, args, threshold)
-    if compiler() is None:
-        notes.append("fpga: skipped (the C-simulation needs a C++ compiler: install g++ or "
-                     "set CXX)")
+    why = target.ready()
+    if why is not None:
+        notes.append(f"{target.name}: skipped ({why})")
         trial = FpgaTrial(nests, outcome={n.root: "fpga skipped: no C++ compiler"
                                           for n in nests})
         return None, trial
@@ -255,17 +263,17 @@ def fpga_plan(report: Report, args: tuple, expected: tuple, serial: Measurement,
                       blocks=blocks, board=board, repeats=repeats, warmup=warmup, opts=opts,
                       exhaustive=exhaustive)
     if not trial.genes:
-        notes.append("fpga: no nest tried (" + (
+        notes.append(f"{target.name}: no nest tried (" + (
             "; ".join(f"{r}: {w}" for r, w in trial.outcome.items()) or "no parallel nest")
             + ")")
         return None, trial
-    notes.append(f"fpga: times are MODELED (host part measured, kernels by hetlab.fpga.timing "
-                 f"for {board}; no board here); FPGA tried last, on nests of intensity >= "
-                 f"{threshold:g} flop/B only")
+    notes.append(f"{target.name}: times are MODELED (host part measured, kernels by "
+                 f"hetlab.fpga.timing for {board}; no board here); FPGA tried last, on nests of "
+                 f"intensity >= {threshold:g} flop/B only")
     zero = (0,) * len(trial.genes)
     trial.measurements.setdefault(zero, serial)
     variants = {zero: serial_v, **trial.variants}
-    plan = Plan(report, "fpga", trial.genes, trial.best, trial.measurements, serial.time_s,
+    plan = Plan(report, target.name, trial.genes, trial.best, trial.measurements, serial.time_s,
                 auto_s,
                 trial.ga, trial.exhaustive, variants=variants)  # type: ignore[arg-type]
     plan.board = board

@@ -3,13 +3,13 @@
 Each chosen loop not inside another chosen loop becomes a kernel: one thread per iteration
 (a 2-D grid when the loop's whole body is a second chosen loop whose bounds do not depend on
 the first); inner loops run inside the thread. Reductions (``s += …``, min/max) and
-array-element updates (``h[b] += 1``) run with atomics (:mod:`hetlab.offload.atomics`); a
-reduction scalar lives in a 1-element device array for the launch. Chosen function blocks
-(matmul, dot, …) become CuPy calls on the device arrays (:mod:`hetlab.offload.gpu_blocks`),
-inside the same transfer plan. The rest of the function stays Python on the
-host and launches the kernels. On a machine with a GPU the arrays are CuPy arrays (numba.cuda
-kernels take them through ``__cuda_array_interface__``); with ``NUMBA_ENABLE_CUDASIM=1`` the
-same code runs in numba's CUDA simulator on NumPy arrays.
+array-element updates (``h[b] += 1``) run with atomics
+(:mod:`hetlab.offload.targets.cuda.atomics`); a reduction scalar lives in a 1-element device
+array for the launch. Chosen function blocks (matmul, dot, …) become CuPy calls on the device
+arrays (:mod:`hetlab.offload.targets.cuda.blocks`), inside the same transfer plan. The rest of
+the function stays Python on the host and launches the kernels. On a machine with a GPU the
+arrays are CuPy arrays (numba.cuda kernels take them through ``__cuda_array_interface__``);
+with ``NUMBA_ENABLE_CUDASIM=1`` the same code runs in numba's CUDA simulator on NumPy arrays.
 
 Data-transfer reduction (Yamato 2018): consecutive top-level statements that contain kernels
 form a region; an array used by the region's kernels and by no host code of the region is
@@ -26,9 +26,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from .analysis import Report
+from ...analysis.report import Report
+from ..base import for_nodes
 from .atomics import Atomics, atomic_plan, gpu_offloadable, rewrite_kernel_body
-from .codegen import for_nodes
 
 __all__ = ["Transfers", "cuda_source", "cuda_ready", "gpu_loops"]
 
@@ -41,7 +41,7 @@ def cuda_ready() -> str | None:
     """Why numba.cuda kernels cannot run here (None when a GPU or the simulator is there)."""
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
         return None
-    from ..core.registry import get_backend
+    from ....core.registry import get_backend
 
     return get_backend("cupy").why_not()
 
@@ -267,7 +267,7 @@ def cuda_source(report: Report, chosen: tuple[str, ...], transfers: str = "reduc
                 blocks: tuple[str, ...] = ()) -> str:
     """Source of the CUDA variant offloading the nests rooted at ``chosen`` loops, with the
     function ``blocks`` replaced by array-module (CuPy) calls."""
-    from .gpu_blocks import BlockLaunch
+    from .blocks import BlockLaunch
 
     tree = copy.deepcopy(report.source.tree)
     nodes = {report.loops[k].id: node for k, node in enumerate(for_nodes(tree.body))}

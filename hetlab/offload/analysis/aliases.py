@@ -20,7 +20,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["UNKNOWN", "AliasInfo", "alias_info", "np_call_chain"]
+from ..front.calls import hidden_write, np_call_chain
+
+__all__ = ["UNKNOWN", "AliasInfo", "alias_info"]
 
 #: a root standing for "any storage from outside the function" (parameters, globals)
 UNKNOWN = "?"
@@ -53,24 +55,6 @@ _VALUE_ATTRS = frozenset({"shape", "size", "ndim", "dtype", "nbytes", "itemsize"
 _FRESH_BUILTINS = frozenset({"abs", "int", "float", "bool", "round", "len", "range", "pow",
                              "complex", "prange", "sum", "sorted", "list", "tuple", "str",
                              "divmod", "isinstance"})
-
-
-def np_call_chain(func: ast.AST, namespace: dict[str, Any]) -> list[str] | None:
-    """``["numpy", "add", "at"]`` for ``np.add.at`` (the module's real dotted name split, then
-    the attributes) when ``func`` is an attribute chain on a module name, else None."""
-    chain: list[str] = []
-    node = func
-    while isinstance(node, ast.Attribute):
-        chain.insert(0, node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name) or not chain:
-        return None
-    obj = namespace.get(node.id)
-    if isinstance(obj, types.ModuleType):
-        return [*obj.__name__.split("."), *chain]
-    if obj is None and node.id in ("np", "numpy", "math"):
-        return ["numpy" if node.id != "math" else "math", *chain]
-    return None
 
 
 @dataclass
@@ -383,28 +367,6 @@ def _written_roots(p: _Pass) -> set[str]:
 #: array methods returning a view of the array (no write)
 _VIEW_METHODS = frozenset({"reshape", "view", "ravel", "transpose", "swapaxes", "squeeze",
                            "diagonal"})
-#: NumPy functions that write an argument in place
-_HIDDEN_NP = frozenset({"copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis",
-                        "seterr", "setbufsize", "seterrcall", "set_printoptions", "save",
-                        "savez", "savez_compressed", "savetxt", "load", "loadtxt",
-                        "genfromtxt", "fromfile", "tofile"})
-
-
-def hidden_write(chain: list[str]) -> str | None:
-    """Why a call of NumPy function ``chain`` writes state it does not return, or None."""
-    name = ".".join(["np", *chain[1:]])
-    if len(chain) >= 2 and chain[1] == "random":
-        return f"{name}() changes NumPy's global random state"
-    if chain[-1] == "at" and len(chain) >= 3:
-        return f"{name}() writes its first argument in place (unbuffered)"
-    if chain[-1] in _HIDDEN_NP:
-        return f"{name}() writes an argument or global state in place"
-    if len(chain) >= 3 and chain[1] not in ("linalg", "fft", "emath") and chain[-1] not in (
-            "reduce", "accumulate", "outer", "reduceat"):
-        return f"{name}() is not a NumPy call the analysis models"
-    return None
-
-
 def alias_info(tree: ast.FunctionDef, namespace: dict[str, Any], line0: int) -> AliasInfo:
     """The :class:`AliasInfo` of a function definition."""
     p = _Pass(tree, namespace, line0)

@@ -8,13 +8,14 @@ import copy
 import math
 import statistics
 import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..bench import _timed
+from ...bench import _timed
 
 __all__ = ["Measurement", "copy_args", "outputs_of", "verify", "measure", "RTOL", "ATOL",
            "REL_L2"]
@@ -135,3 +136,27 @@ def measure(fn: Callable[..., Any], args: tuple, expected: tuple | None, *, repe
         m.status = "failed: " + traceback.format_exception_only(type(exc), exc)[-1].strip()
         m.verified = False
     return m
+
+
+def confirm_times(contenders: dict[Any, tuple[Callable[..., Any], Any]], args: tuple,
+             repeats: int, rounds: int = 5) -> dict[Any, float]:
+    """Times of already verified callables, robust to a shared machine's changing load.
+
+    In each round every contender is measured back to back (median of ``repeats`` calls) and
+    divided by the first contender's (the baseline) time of the same round; a contender's
+    figure is the baseline's median time × its median ratio, so load that drifts between
+    rounds cancels out.
+    """
+    keys = list(contenders)
+    per_round: dict[Any, list[float]] = {k: [] for k in keys}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(rounds):
+            for key in keys:
+                fn, sync = contenders[key]
+                m = measure(fn, args, None, repeats=repeats, sync=sync)
+                per_round[key].append(m.time_s)
+    base = per_round[keys[0]]
+    base_s = statistics.median(base)
+    return {k: base_s * statistics.median(t / b for t, b in zip(v, base, strict=True))
+            for k, v in per_round.items() if all(math.isfinite(t) for t in v)}

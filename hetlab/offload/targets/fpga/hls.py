@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import ast
 
-from ..errors import InvalidInputError
-from .fpga_nests import Nest, kind_of
+from ....errors import InvalidInputError
+from .nests import Nest, kind_of
 
 __all__ = ["NotTranslatable", "kernel_name", "kernel_source", "harness_source", "CARRIED_II"]
 

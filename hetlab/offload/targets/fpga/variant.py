@@ -3,7 +3,7 @@ timed by the FPGA timing model (**modeled**, never measured).
 
 There is no board here. A variant is
 
-* ``source``: the Vitis-HLS-style C++ of each chosen nest (:mod:`hetlab.offload.hls`);
+* ``source``: the Vitis-HLS-style C++ of each chosen nest (:mod:`hetlab.offload.targets.fpga.hls`);
 * ``host_source``: the function as a numba ``@njit`` (``prange`` on the CPU plan's loops outside
   the nests) in which each nest is replaced by a bounds check of its affine subscripts (a
   Python negative index or an overrun raises, it never reaches C) and a ctypes call of the
@@ -38,12 +38,12 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidInputError
-from .analysis import Report
-from .codegen import Variant, alias_guard, for_nodes, numba_source
-from .fpga_nests import Nest
+from ....errors import InvalidInputError
+from ...analysis.report import Report
+from ...front.loops import build_tree
+from ..base import Variant, alias_guard, for_nodes, numba_source
 from .hls import CARRIED_II, harness_source, kernel_name, kernel_source, param_names
-from .loops import build_tree
+from .nests import Nest
 
 __all__ = ["FpgaVariant", "fpga_variant", "model_nest", "fits", "BOARD_OVERLAY"]
 
@@ -112,7 +112,7 @@ def _parent_for(outer: ast.For, node: ast.For) -> bool:
 
 
 def _manifest(report: Report, nest: Nest, unroll: int) -> Any:
-    from ..fpga.manifest import Manifest, load_manifest
+    from ....fpga.manifest import Manifest, load_manifest
 
     base = load_manifest(BOARD_OVERLAY)
     lat = int(base.data["m_axi"]["latency_cycles"])
@@ -140,7 +140,7 @@ def _manifest(report: Report, nest: Nest, unroll: int) -> Any:
 
 def model_nest(report: Report, nest: Nest, unroll: int, board: str) -> Any:
     """The modeled time of one call of ``nest``'s kernel on ``board`` (``ModeledTime``)."""
-    from ..fpga import timing
+    from ....fpga import timing
 
     return timing.model(_manifest(report, nest, unroll), board)
 
@@ -148,7 +148,7 @@ def model_nest(report: Report, nest: Nest, unroll: int, board: str) -> Any:
 def fits(report: Report, nest: Nest, unroll: int, board: str) -> str:
     """Why the kernel does not fit ``board`` (BRAM for the buffers, DSPs for the unrolled
     innermost loops); "" when it fits (resource estimates, not synthesized)."""
-    from ..fpga.manifest import load_manifest
+    from ....fpga.manifest import load_manifest
 
     b = load_manifest(BOARD_OVERLAY).board(board)
     need = sum(int(np.prod(sh)) * _ITEM[c] for c, sh, *_r in nest.arrays.values())
@@ -247,8 +247,8 @@ class FpgaVariant(Variant):
     def library(self) -> ctypes.CDLL:
         """The C-simulation library of the kernels (+ harness), built by g++ and cached."""
         if self._lib is None:
-            from ..fpga import csim
-            from ..fpga.manifest import Manifest
+            from ....fpga import csim
+            from ....fpga.manifest import Manifest
 
             text = self.functional_source() + "\n" + harness_source(self.name, self.nests)
             h = hashlib.sha256(text.encode()).hexdigest()[:16]

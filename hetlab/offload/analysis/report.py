@@ -9,12 +9,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..front.loops import SAFE_BUILTINS, Loop, LoopTree, build_tree
+from ..front.source import FunctionSource, read_function
 from .aliases import AliasInfo, alias_info
 from .blocks import Block, find_blocks
 from .deps import Dependence, carried_dependences, unmodelable_subscripts
-from .loops import SAFE_BUILTINS, Loop, LoopTree, build_tree
 from .scalars import exposed_reads, live_after, reduction_op, written_names
-from .source import FunctionSource, read_function
 
 __all__ = ["LoopReport", "Report", "analyze"]
 
@@ -75,7 +75,8 @@ class Report:
     loops: list[LoopReport]
     notes: list[str]
     source: FunctionSource = field(repr=False)
-    #: function blocks: nests recognized as a library routine (:mod:`hetlab.offload.blocks`)
+    #: function blocks: nests recognized as a library routine
+    #: (:mod:`hetlab.offload.analysis.blocks`)
     blocks: list[Block] = field(default_factory=list)
     #: which names may share storage, which parameters may be written (:mod:`.aliases`)
     aliases: AliasInfo = field(default=None, repr=False)  # type: ignore[assignment]
@@ -319,7 +320,7 @@ def analyze(fn: Callable[..., Any] | FunctionSource) -> Report:
         negative (``a[-i]`` wraps around) keep a loop sequential or unsupported, with the
         reason.
         ``report.blocks`` lists the nests recognized as function blocks (matmul, matvec, dot,
-        axpy, transpose) with the NumPy call each maps to (:mod:`hetlab.offload.blocks`).
+        axpy, transpose) with the NumPy call each maps to (:mod:`hetlab.offload.analysis.blocks`).
 
     Raises
     ------

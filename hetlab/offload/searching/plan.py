@@ -7,13 +7,31 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InvalidInputError
-from .analysis import Report
-from .codegen import Variant, alias_guard, transform, wrap_like
+from ...errors import InvalidInputError
+from ..analysis.report import Report
+from ..runtime.measure import Measurement
+from ..targets.base import Variant, alias_guard, wrap_like
+from ..targets.generate import transform
+from ..targets.registry import get_target, target_names
 from .ga import GAResult
-from .measure import Measurement
 
 __all__ = ["Plan"]
+
+
+def _plan_name(target: str) -> str:
+    """What plans call ``target`` (``"cupy"``, ``"gpu"`` → ``"cuda"``); unknown names as given."""
+    try:
+        return get_target(target).name
+    except InvalidInputError:
+        return target
+
+
+def _stage(name: str) -> str:
+    """How ``search`` explored target ``name`` ("loops", "nests"; "" when not registered)."""
+    try:
+        return str(getattr(get_target(name), "stage", "loops"))
+    except InvalidInputError:
+        return ""
 
 
 def _under(report: Report, loop: str, root: str) -> bool:
@@ -64,6 +82,11 @@ class Plan:
                 if bit and ":" not in g]  # fpga genes "L1:u2" are unroll bits
 
     @property
+    def modeled(self) -> bool:
+        """Whether this plan is the FPGA step's (nests as kernels): its time is modeled."""
+        return _stage(self.target) == "nests"
+
+    @property
     def time_s(self) -> float:
         """Median time of the plan (from the confirmation round when there was one)."""
         if self.best in self.confirmed:
@@ -101,9 +124,9 @@ class Plan:
 
     def source(self, target: str | None = None) -> str:
         """The generated source of the chosen variant (or of another searched target's)."""
-        target = {"cupy": "cuda"}.get(target or self.target, target or self.target)
-        if target == "fpga" and self.fpga is not None and self.fpga.kernels and (
-                self.target != "fpga" or not self.loops):
+        target = _plan_name(target or self.target)
+        if _stage(target) == "nests" and self.fpga is not None and self.fpga.kernels and (
+                self.target != target or not self.loops):
             return ("// hetlab.offload: FPGA kernels tried (modeled), not chosen by the plan\n"
                     + self.fpga.kernels)
         if target == self.target:
@@ -121,12 +144,12 @@ class Plan:
         in_block = {k: self.report.block(b) for b in self.blocks
                     for k in self.report.block(b).loops}
         nests = {n.root: n for n in self.fpga.nests} if self.fpga is not None else {}
-        in_fpga = {k: r for r in (self.loops if self.target == "fpga" else [])
+        in_fpga = {k: r for r in (self.loops if self.modeled else [])
                    for k in nests[r].loops}
         cpu = getattr(self.variants.get(self.best), "cpu_loops", ()) \
-            if self.target == "fpga" else ()
+            if self.modeled else ()
+        kind = getattr(get_target(self.target), "loop_kind", "")
         for lp in self.report.loops:
-            kind = {"numba": "prange", "cuda": "kernel"}.get(self.target, "")
             dest = f"{self.target} {kind}" if lp.id in self.loops else "host"
             if lp.id in in_block:
                 b = in_block[lp.id]
@@ -158,11 +181,13 @@ class Plan:
                                                     lp.parent].parallelizable)]
         skipped = {n.split(":", 1)[0]: n.split(":", 1)[1].strip() for n in self.notes
                    if "skipped" in n}
+        loop_targets = [t.name for t in map(get_target, target_names())
+                        if getattr(t, "stage", "loops") == "loops"]
         rows = []
         for r in roots:
             lp = self.report.loop(r)
             row: dict[str, Any] = {"nest": r, "line": lp.line, "var": lp.var}
-            for t in ("numba", "cuda"):
+            for t in loop_targets:
                 p = alts.get(t)
                 mine = [k for k in p.loops if k == r or _under(self.report, k, r)] \
                     if p is not None else []
@@ -209,10 +234,10 @@ class Plan:
                      f"{rd['copies']} / {rd['bytes']} B reduced")
         notes = "".join(f"\nnote: {n}" for n in self.notes)
         blk = f", replace function blocks {', '.join(self.blocks)}" if self.blocks else ""
-        if self.target == "fpga" and self.loops:
+        if self.modeled and self.loops:
             blk += (f" as FPGA kernels; time MODELED (host part measured, kernels by the "
                     f"FPGA timing model for {self.board}), not measured")
-        elif self.target == "fpga":
+        elif self.modeled:
             blk += " (FPGA kernels tried with modeled times: none faster than the serial njit)"
         if self.block_trials:
             tried = ", ".join(f"{'+'.join(bs)} {m.time_s * 1e3:.3g} ms ({m.status})"

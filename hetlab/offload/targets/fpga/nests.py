@@ -33,10 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from .analysis import Report
-from .codegen import for_nodes
-from .loops import build_tree
-from .scalars import live_after
+from ...analysis.report import Report
+from ...analysis.scalars import live_after
+from ...front.loops import build_tree
+from ..base import for_nodes
 
 __all__ = ["INTENSITY_THRESHOLD", "Nest", "static_env", "find_nests", "kind_of"]
 

@@ -1,0 +1,53 @@
+"""NumPy calls seen in the source: the dotted name a call resolves to, and which write state.
+
+Front-end helpers shared by the loop tree (:mod:`.loops`) and the alias pass
+(:mod:`hetlab.offload.analysis.aliases`).
+"""
+
+from __future__ import annotations
+
+import ast
+import types
+from typing import Any
+
+__all__ = ["np_call_chain", "hidden_write"]
+
+
+def np_call_chain(func: ast.AST, namespace: dict[str, Any]) -> list[str] | None:
+    """``["numpy", "add", "at"]`` for ``np.add.at`` (the module's real dotted name split, then
+    the attributes) when ``func`` is an attribute chain on a module name, else None."""
+    chain: list[str] = []
+    node = func
+    while isinstance(node, ast.Attribute):
+        chain.insert(0, node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or not chain:
+        return None
+    obj = namespace.get(node.id)
+    if isinstance(obj, types.ModuleType):
+        return [*obj.__name__.split("."), *chain]
+    if obj is None and node.id in ("np", "numpy", "math"):
+        return ["numpy" if node.id != "math" else "math", *chain]
+    return None
+
+
+#: NumPy functions that write an argument in place
+_HIDDEN_NP = frozenset({"copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis",
+                        "seterr", "setbufsize", "seterrcall", "set_printoptions", "save",
+                        "savez", "savez_compressed", "savetxt", "load", "loadtxt",
+                        "genfromtxt", "fromfile", "tofile"})
+
+
+def hidden_write(chain: list[str]) -> str | None:
+    """Why a call of NumPy function ``chain`` writes state it does not return, or None."""
+    name = ".".join(["np", *chain[1:]])
+    if len(chain) >= 2 and chain[1] == "random":
+        return f"{name}() changes NumPy's global random state"
+    if chain[-1] == "at" and len(chain) >= 3:
+        return f"{name}() writes its first argument in place (unbuffered)"
+    if chain[-1] in _HIDDEN_NP:
+        return f"{name}() writes an argument or global state in place"
+    if len(chain) >= 3 and chain[1] not in ("linalg", "fft", "emath") and chain[-1] not in (
+            "reduce", "accumulate", "outer", "reduceat"):
+        return f"{name}() is not a NumPy call the analysis models"
+    return None

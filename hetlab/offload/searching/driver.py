@@ -1,0 +1,326 @@
+"""``offload.search``: which loops to offload, chosen by a GA on measured, verified times."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ...errors import HetlabError, InvalidInputError
+from ..analysis.report import Report, analyze
+from ..runtime.guard import array_leaves, overlap
+from ..runtime.measure import Measurement, confirm_times, copy_args, outputs_of
+from ..runtime.measure import measure as _measure
+from ..targets.base import Target, Variant
+from ..targets.generate import transform
+from ..targets.registry import describe_names, get_target, target_names
+from . import remote
+from .fpga_step import fpga_plan
+from .ga import exhaustive_search, genetic_search
+from .options import FpgaOptions, GAOptions, MeasureOptions, split_legacy
+from .plan import Plan
+
+__all__ = ["Plan", "search", "GAOptions", "MeasureOptions", "FpgaOptions"]
+
+
+def _check_args(report: Report, args: Sequence[Any]) -> tuple:
+    if not isinstance(args, (tuple, list)):
+        raise InvalidInputError(f"offload.search: args must be a tuple of {report.name}'s "
+                                f"arguments; got {type(args).__name__}.")
+    if len(args) != len(report.params):
+        raise InvalidInputError(
+            f"offload.search: {report.name} takes {len(report.params)} arguments "
+            f"({', '.join(report.params)}); got {len(args)}.")
+    arrays: list[tuple[str, np.ndarray]] = []
+    for n, a in zip(report.params, args, strict=True):
+        array_leaves(a, n, arrays)
+    for k, (na, a) in enumerate(arrays):
+        for nb, b in arrays[k + 1:]:
+            if overlap(a, b):
+                raise InvalidInputError(f"offload.search: arguments {na} and {nb} share memory; "
+                                        "the analysis assumes arrays do not alias (pass "
+                                        f"distinct arrays, e.g. {nb}.copy()).")
+    return tuple(args)
+
+
+def _reference(report: Report, args: tuple, how: str) -> tuple:
+    if how not in ("python", "njit"):
+        raise InvalidInputError(f"offload.search: reference must be 'python' or 'njit'; "
+                                f"got {how!r}.")
+    fn = report.source.fn if how == "python" else transform(report).compile()
+    work = copy_args(args)
+    try:
+        out = fn(*work)
+    except Exception as exc:
+        raise HetlabError(f"offload.search: {report.name} raised {type(exc).__name__}: {exc} "
+                          "on the given arguments; fix the function or its arguments.") from exc
+    return outputs_of(out, work)
+
+
+def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str] = ("numba",),
+           budget: int = 64, seed: int = 0, reference: str = "python",
+           resume: Plan | None = None, progress: bool = True, client: Any = None,
+           function_blocks: bool = True, ga: GAOptions | None = None,
+           measure: MeasureOptions | None = None, fpga: FpgaOptions | None = None,
+           **deprecated: Any) -> Plan:
+    """Search which loops of ``fn`` to offload, by GA on measured and verified run times.
+
+    Parameters
+    ----------
+    fn : function
+        A plain Python loop function (see :func:`analyze`).
+    args : tuple
+        Arguments to call ``fn`` with; never modified, whatever their type (every run — the
+        reference, each candidate, verification, confirmation, remote and FPGA/GPU runs —
+        gets its own deep copy: arrays, lists, dicts, arrays inside tuples). Arrays among
+        them (also nested) must not share memory.
+    targets : sequence of str
+        Destinations among ``"numba"`` (many-core CPU: ``prange``), ``"cupy"`` (the GPU;
+        aliases ``"cuda"``, ``"gpu"``; numba.cuda kernels and CuPy calls; needs a GPU, or
+        ``NUMBA_ENABLE_CUDASIM=1`` to exercise the logic; its plan is recorded as ``"cuda"``)
+        and ``"fpga"`` (HLS C++ kernels
+        for the nests of high arithmetic intensity, run through the emulator's C-simulation,
+        time **modeled**: :mod:`hetlab.offload.targets.fpga.variant`), searched in the 2020 paper's
+        order: CPU first, then GPU, then FPGA (on top of the CPU plan). One search per target; the
+        fastest plan wins (an FPGA plan's time is modeled and says so) and the others are
+        kept in ``plan.alternatives``. A target that cannot run here is skipped with a note
+        in ``plan.notes``; ``plan.destinations()`` tells per nest what was tried and why
+        the rest was skipped.
+    budget : int
+        Most distinct candidates the GA measures per target (cached by gene).
+    seed : int
+        Seed of the GA's random choices.
+    reference : {"python", "njit"}
+        Ground truth: the original function in Python, or its serial ``njit`` (for sizes
+        where Python is too slow).
+    resume : Plan, optional
+        A previous plan of the same function and arguments: its measurements are reused.
+    progress : bool
+        Show a tqdm progress bar.
+    client : dask.distributed.Client, optional
+        Measure each GA generation's new candidates (and the exhaustive check) as tasks on
+        this cluster (:mod:`hetlab.offload.searching.remote`); a candidate lost with a dead worker
+        is rescheduled by Dask or scores zero. The confirmation round and the thread sweep run
+        in this process.
+    function_blocks : bool
+        numba: first try replacing the function blocks ``analyze`` found (matmul, dot, …) by
+        their NumPy call, one candidate per block set; the fastest verified set is kept when
+        it beats the serial njit, and the GA then searches the loops outside it
+        (``plan.blocks``, ``plan.block_trials``). False: loops only.
+
+    ga : GAOptions, optional
+        The genetic algorithm: ``population``, ``generations``, ``elite``, ``selection``
+        (``"tournament"`` or ``"roulette"``), ``crossover_rate``, ``mutation_rate`` (default
+        1 / number of genes), ``exhaustive`` (also measure every gene to check the GA;
+        default: when there are at most 4 genes).
+    measure : MeasureOptions, optional
+        ``repeats`` timed calls per candidate (median kept) after ``warmup`` untimed ones;
+        ``timeout_factor``: a candidate whose call takes longer than this × the serial time
+        (+1 s) is stopped after that call (zero fitness); ``confirm``: after the search, the
+        ``confirm`` fittest genes, the serial and the automatic njit are measured again back
+        to back (5 interleaved rounds; each figure the serial median × the median ratio to
+        the serial of the same round) and the plan is chosen on those, since a shared
+        machine's load changes between the search's measurements (0: off);
+        ``thread_tolerance``: resource amount (numba), the smallest thread count within this
+        fraction of the best.
+    fpga : FpgaOptions, optional
+        The ``"fpga"`` target: ``threshold``, the arithmetic intensity (flop per byte of
+        distinct array traffic, :mod:`hetlab.offload.targets.fpga.nests`) from which a nest
+        is an FPGA candidate; ``board``, the modeled board (``"pynq-z2"`` or ``"kv260"``;
+        default ``$HETLAB_FPGA_BOARD`` or pynq-z2).
+    **deprecated
+        The keywords ``population``, ``generations``, ``elite``, ``selection``,
+        ``crossover_rate``, ``mutation_rate``, ``exhaustive``, ``repeats``, ``warmup``,
+        ``timeout_factor``, ``confirm``, ``thread_tolerance``, ``fpga_threshold`` and
+        ``board`` of earlier releases still work for one release (a
+        :class:`DeprecationWarning` names the new spelling) and are applied on top of the
+        option objects.
+
+    Returns
+    -------
+    Plan
+        Fitness of a candidate is serial-njit time / its time; wrong or timed-out candidates
+        score 0. ``plan.compile()`` gives the fast callable; ``plan.source()`` its code.
+    """
+    ga, measure, fpga = split_legacy(deprecated, ga, measure, fpga)
+    report = analyze(fn)
+    args = _check_args(report, args)
+    if isinstance(targets, str) or not targets:
+        raise InvalidInputError(f"offload.search: targets must be among {describe_names()}; "
+                                f"got {targets!r}.")
+    chosen = {id(t): t for t in (get_target(n, where="offload.search",
+                                            what="targets must be among") for n in targets)}
+    order = [get_target(n) for n in target_names()]
+    wanted = [t for t in order if id(t) in chosen]
+    if not isinstance(budget, int) or budget < 1:
+        raise InvalidInputError(f"offload.search: budget must be a positive int; got {budget!r}.")
+    expected = _reference(report, args, reference)
+    opts = dict(budget=budget, seed=seed, **ga.ga_kwargs())
+    repeats, warmup, exhaustive = measure.repeats, measure.warmup, ga.exhaustive
+    prior = resume.alternatives if resume is not None else {}
+    serial_v = transform(report)
+    serial = _measure(serial_v.compile(), args, expected, repeats=repeats, warmup=warmup)
+    if not serial.times_s:
+        raise HetlabError(f"offload.search: the serial njit variant of {report.name} did not "
+                          f"run ({serial.status}); numba must compile the function as written.")
+    auto_v = transform(report, parallel=True)
+    with warnings.catch_warnings():  # "no transformation for parallel execution was possible"
+        warnings.simplefilter("ignore")
+        auto = _measure(auto_v.compile(), args, expected, repeats=repeats, warmup=warmup)
+    plans: dict[str, Plan] = {}
+    notes: list[str] = []
+    for tgt in (t for t in wanted if t.stage == "loops"):
+        why = tgt.ready()
+        if why is not None:
+            notes.append(f"{tgt.name}: skipped ({why})")
+            continue
+        notes.extend(tgt.notes(report, function_blocks))
+        blocks, trials = (), {}
+        no_blocks = tgt.blocks_ready()
+        if function_blocks and no_blocks is None:
+            blocks, trials = _try_blocks(report, args, expected, serial, repeats, warmup,
+                                         resume.alternatives.get(tgt.name) if resume else None,
+                                         target=tgt)
+        elif function_blocks and report.blocks:
+            notes.append(f"{tgt.name}: function blocks not tried ({no_blocks})")
+        plans[tgt.name] = _search_target(
+            report, args, expected, tgt, serial, serial_v, (auto_v, auto.time_s), opts,
+            exhaustive=exhaustive, repeats=repeats, warmup=warmup, confirm=measure.confirm,
+            timeout_s=serial.time_s * measure.timeout_factor + 1.0, progress=progress,
+            thread_tolerance=measure.thread_tolerance, resume=prior.get(tgt.name), client=client,
+            blocks=blocks, block_trials=trials)
+    trial = None
+    for tgt in (t for t in wanted if t.stage == "nests"):
+        fp, trial = fpga_plan(tgt, report, args, expected, serial, serial_v, auto.time_s,
+                              plans.get(tgt.host), threshold=fpga.threshold, board=fpga.board,
+                              repeats=repeats, warmup=warmup, opts=opts,
+                              exhaustive=exhaustive, notes=notes)
+        if fp is not None:
+            plans[tgt.name] = fp
+    if not plans:
+        raise HetlabError(f"offload.search: no target can run here ({'; '.join(notes)}).")
+    best = max(plans.values(), key=lambda p: p.speedup)
+    for p in plans.values():
+        p.alternatives, p.notes, p.fpga = plans, notes, trial
+    return best
+
+
+def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
+                   serial: Measurement, serial_v: Variant, auto: tuple[Variant, float],
+                   opts: dict[str, Any], *, exhaustive: bool | None, repeats: int, warmup: int,
+                   confirm: int,
+                   timeout_s: float, progress: bool, thread_tolerance: float,
+                   resume: Plan | None, client: Any = None, blocks: tuple[str, ...] = (),
+                   block_trials: dict[tuple[str, ...], Measurement] | None = None) -> Plan:
+    inside = {k for b in blocks for k in report.block(b).loops}
+    genes = [k for k in target.genes(report) if k not in inside]
+    n = len(genes)
+    zero = (0,) * n
+    base_v, base_m = (serial_v, serial) if not blocks else \
+        (transform(report, blocks=blocks, target=target.name),
+         (block_trials or {})[blocks])
+    variants: dict[tuple[int, ...], Variant] = {zero: base_v}
+    measured: dict[tuple[int, ...], Measurement] = {zero: base_m}
+    if resume is not None:
+        variants.update(resume.variants)
+        measured.update(resume.measurements)
+    sync = target.synchronize
+
+    def variant(gene: tuple[int, ...]) -> Variant:
+        if gene not in variants:
+            chosen = [g for g, b in zip(genes, gene, strict=True) if b]
+            variants[gene] = transform(report, chosen, target=target.name, blocks=blocks)
+        return variants[gene]
+
+    def run(gene: tuple[int, ...]) -> Measurement:
+        if gene not in measured:
+            measured[gene] = _measure(variant(gene).compile(), args, expected,
+                                     repeats=repeats, warmup=warmup, timeout_s=timeout_s,
+                                     sync=sync)
+        return measured[gene]
+
+    def fitness(gene: tuple[int, ...]) -> float:
+        m = run(gene)
+        return serial.time_s / m.time_s if m.verified and m.times_s else 0.0
+
+    many = None
+    if client is not None:
+        def many(batch: list[tuple[int, ...]]) -> list[float]:
+            results = remote.measure_variants(client, [variant(g) for g in batch], args, expected,
+                                       repeats=repeats, warmup=warmup, timeout_s=timeout_s)
+            measured.update(zip(batch, results, strict=True))
+            return [fitness(g) for g in batch]
+
+    do_all = n <= 4 if exhaustive is None else exhaustive
+    total = min(opts["budget"], 2 ** n) + (2 ** n if do_all else 0)
+    bar = _progress(progress, total, f"{report.name} → {target.name}")
+    tick = bar.update if bar is not None else None
+    prior = {g: fitness(g) for g in measured}
+    try:
+        ga = genetic_search(n, fitness, cache=prior, on_evaluation=tick, evaluate_many=many,
+                            seeds=[report.outermost(genes)], **opts)
+        ex = exhaustive_search(n, fitness, cache=ga.cache, on_evaluation=tick,
+                               evaluate_many=many) if do_all else None
+    finally:
+        if bar is not None:
+            bar.close()
+    final = ex or ga
+    best, serial_s, auto_s, confirmed = final.best, serial.time_s, auto[1], {}
+    if confirm > 0:
+        top = sorted((g for g, f in final.cache.items() if f > 0 and g != zero),
+                     key=lambda g: final.cache[g], reverse=True)[:confirm]
+        contenders: dict[Any, tuple[Callable[..., Any], Any]] = {}
+        if blocks:  # the baseline stays the original's serial njit
+            contenders["serial"] = (serial_v.compile(), None)
+        contenders.update({g: (variants[g].compile(), sync) for g in [zero, *top]})
+        contenders["auto"] = (auto[0].compile(), None)
+        confirmed = confirm_times(contenders, args, repeats)
+        best = min([zero, *top], key=lambda g: confirmed.get(g, math.inf))
+        serial_s, auto_s = confirmed.get("serial", confirmed[zero]), confirmed["auto"]
+    plan = Plan(report, target.name, genes, best, measured, serial_s, auto_s, ga, ex,
+                variants=variants, confirmed=confirmed, blocks=blocks,
+                block_trials=dict(block_trials or {}))
+    target.refine(plan, args, expected, repeats=repeats, thread_tolerance=thread_tolerance)
+    return plan
+
+
+def _block_sets(report: Report, most: int = 8) -> list[tuple[str, ...]]:
+    """Candidate block sets: all blocks together, then each block alone (when several)."""
+    ids = tuple(b.id for b in report.blocks)
+    sets = [ids] if ids else []
+    if len(ids) > 1:
+        sets += [(b,) for b in ids]
+    return sets[:most]
+
+
+def _try_blocks(report: Report, args: tuple, expected: tuple, serial: Measurement,
+                repeats: int, warmup: int, resume: Plan | None, target: Target
+                ) -> tuple[tuple[str, ...], dict[tuple[str, ...], Measurement]]:
+    """Function blocks first (Yamato 2020/2024): measure the variant of each candidate block
+    set (numba: NumPy/BLAS in the serial njit; cuda: CuPy/cuBLAS calls on device arrays);
+    keep the fastest verified one when it beats the serial njit."""
+    if resume is not None and resume.block_trials:
+        return resume.blocks, dict(resume.block_trials)
+    trials: dict[tuple[str, ...], Measurement] = {}
+    for bs in _block_sets(report):
+        trials[bs] = _measure(transform(report, blocks=bs, target=target.name).compile(), args,
+                             expected, repeats=repeats, warmup=warmup,
+                             sync=target.synchronize)
+    good = [bs for bs, m in trials.items() if m.verified and m.times_s]
+    best = min(good, key=lambda bs: trials[bs].time_s, default=())
+    if best and trials[best].time_s < serial.time_s:
+        return best, trials
+    return (), trials
+
+
+def _progress(show: bool, total: int, name: str) -> Any:
+    if not show:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=f"offload.search({name})", unit="variant", leave=False)
+
+

@@ -1,0 +1,269 @@
+"""What every target shares: the :class:`Target` protocol, :class:`Variant`, codegen helpers.
+
+A target turns an analysis :class:`~hetlab.offload.analysis.report.Report` and chosen loops
+into a :class:`Variant` (generated source + callable). The numba variant's source
+(:func:`numba_source`: the function's own source with ``range`` replaced by ``prange`` on the
+chosen loops, function blocks replaced by their NumPy call, ``@njit(parallel=…)``) is here
+because the FPGA host code is built on it too. Targets are found through
+:mod:`hetlab.offload.targets.registry`; nothing outside a target's own module branches on its
+name.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import functools
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from ...errors import InvalidInputError
+from ..analysis.report import Report
+from ..runtime.guard import AliasGuard, check_on_alias
+
+__all__ = ["Target", "TargetBase", "Variant", "for_nodes", "numba_source", "alias_guard",
+           "wrap_like", "check_parallel", "check_blocks"]
+
+
+@runtime_checkable
+class Target(Protocol):
+    """One offload destination (numba, cuda, fpga): generates variants of a function.
+
+    ``name`` is what variants and plans record (``Variant.target``, ``Plan.target``, the keys
+    of ``plan.alternatives``); ``device`` the name a user gives the device (the kernel API's
+    backend name); the registry accepts both, and the target's ``aliases``.
+    """
+
+    name: str
+    device: str
+
+    def ready(self) -> str | None:
+        """Why this target cannot run here (None: it can)."""
+
+    def generate(self, report: Report, loops: tuple[str | int, ...], **options: Any) -> Variant:
+        """The variant offloading ``loops`` (ids or indices) of ``report``'s function."""
+
+    def synchronize(self) -> None:
+        """Wait for work the target launched asynchronously (timing boundary)."""
+
+
+class TargetBase:
+    """Defaults for the optional hooks :func:`~hetlab.offload.search` uses.
+
+    A target subclasses this and sets :attr:`name`, :attr:`device`, implements
+    :meth:`generate`; the rest has working defaults for a CPU-like target searched by the
+    loop GA.
+    """
+
+    #: what variants and plans record as their target
+    name: ClassVar[str] = ""
+    #: the device the user names (the kernel API's backend name)
+    device: ClassVar[str] = ""
+    #: other names the registry accepts for this target
+    aliases: ClassVar[tuple[str, ...]] = ()
+    #: how ``search`` explores it: ``"loops"`` (GA over the loops of :meth:`genes`) or
+    #: ``"nests"`` (the FPGA step: nests of high intensity on top of the host target's plan)
+    stage: ClassVar[str] = "loops"
+    #: the Dask worker resource a remote measurement of its variants asks for
+    resource: ClassVar[str] = "cpu-bench"
+    #: what an offloaded loop becomes, for ``plan.table()`` ("prange", "kernel")
+    loop_kind: ClassVar[str] = ""
+    #: the target whose plan runs the host part (``stage == "nests"``)
+    host: ClassVar[str] = ""
+
+    def ready(self) -> str | None:
+        return None
+
+    def synchronize(self) -> None:
+        return None
+
+    def generate(self, report: Report, loops: tuple[str | int, ...],
+                 **options: Any) -> Variant:  # pragma: no cover - every target overrides
+        raise NotImplementedError
+
+    def genes(self, report: Report) -> list[str]:
+        """Loops the GA may offload: the parallelizable ones."""
+        return [lp.id for lp in report.parallelizable]
+
+    def notes(self, report: Report, function_blocks: bool) -> list[str]:
+        """Notes for ``plan.notes`` about how this target's times were obtained."""
+        return []
+
+    def blocks_ready(self) -> str | None:
+        """Why function blocks cannot be tried on this target here (None: they can)."""
+        return None
+
+    def refine(self, plan: Any, args: tuple, expected: tuple, *, repeats: int,
+               thread_tolerance: float) -> None:
+        """After the search: figures of the chosen plan (thread amount, transfers…)."""
+        return None
+
+
+def for_nodes(stmts: list[ast.stmt]) -> Iterator[ast.For]:
+    """``for`` statements in the pre-order :func:`~hetlab.offload.analysis.report.analyze`
+    numbers."""
+    for s in stmts:
+        if isinstance(s, ast.For):
+            yield s
+            yield from for_nodes(s.body)
+        elif isinstance(s, ast.While):
+            yield from for_nodes(s.body)
+        elif isinstance(s, ast.If):
+            yield from for_nodes(s.body)
+            yield from for_nodes(s.orelse)
+
+
+@dataclass
+class Variant:
+    """One generated variant: the target, the loops it offloads, its source and callable."""
+
+    name: str
+    target: str
+    loops: tuple[str, ...]
+    source: str
+    namespace: dict[str, Any] = field(repr=False)
+    #: host↔device copies counted by a cuda variant (None for numba)
+    transfers: Any = None
+    #: ids of the function blocks replaced by library calls
+    blocks: tuple[str, ...] = ()
+    _compiled: Callable[..., Any] | None = field(default=None, repr=False)
+    #: the no-alias assumption checked at every call (None: nothing assumed, or rebuilt
+    #: from source in a worker)
+    guard: AliasGuard | None = field(default=None, repr=False)
+
+    def compile(self, on_alias: str = "raise") -> Callable[..., Any]:
+        """The variant's callable (built once: exec of :attr:`source`; numba compiles lazily).
+
+        Parameters
+        ----------
+        on_alias : {"raise", "serial"}
+            What a call does when an array the function writes shares memory with another
+            argument (``f(x, x)``, ``f(x[:-1], x[1:])``), which the parallel loops and library
+            calls assume never happens: raise :class:`~hetlab.errors.InvalidInputError`
+            naming the two arguments, or run the original (serial Python) function.
+
+        Returns
+        -------
+        callable
+            With ``fn``'s positional signature.
+        """
+        check_on_alias(on_alias, "offload: Variant.compile")
+        raw = self._build()
+        if self.guard is None:
+            return raw
+        return self.guard.wrap(raw, on_alias)
+
+    def _build(self) -> Callable[..., Any]:
+        """The unguarded callable, built once."""
+        if self._compiled is None:
+            ns = self.namespace
+            exec(compile(self.source, f"<hetlab.offload {self.name}>", "exec"), ns)
+            self._compiled = ns[self.name]
+        return self._compiled
+
+
+def lookup(get: Callable[[str | int], Any], key: str | int) -> Any:
+    """``get(key)`` (a loop or a block of the report), its KeyError as bad input."""
+    try:
+        return get(key)
+    except KeyError as exc:
+        raise InvalidInputError(str(exc.args[0])) from None
+
+
+def by_number(ids: Iterable[str]) -> tuple[str, ...]:
+    """Distinct ids like ``"L3"``/``"B1"`` in numeric order."""
+    return tuple(sorted(set(ids), key=lambda k: int(k[1:])))
+
+
+def check_parallel(report: Report, loops: Iterable[str | int]) -> tuple[str, ...]:
+    """Ids of ``loops`` in numeric order; each must be parallelizable (numba ``prange``)."""
+    chosen = []
+    for key in loops:
+        lp = lookup(report.loop, key)
+        if not lp.parallelizable:
+            ok = ", ".join(x.id for x in report.parallelizable) or "none"
+            raise InvalidInputError(
+                f"offload.transform: loop {lp.id} ({lp.var}, line {lp.line}) is {lp.verdict} "
+                f"({lp.why}); parallelizable loops: {ok}.")
+        chosen.append(lp.id)
+    return by_number(chosen)
+
+
+def check_blocks(report: Report, blocks: Iterable[str | int],
+                 loops: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Ids of function ``blocks`` in numeric order; none may contain one of ``loops``."""
+    chosen = []
+    for key in blocks:
+        b = lookup(report.block, key)
+        clash = by_number(set(b.loops) & set(loops))
+        if clash:
+            raise InvalidInputError(
+                f"offload.transform: loops {', '.join(clash)} are inside function block {b.id} "
+                f"({b.pattern}), which replaces them; choose the block or the loops.")
+        chosen.append(b.id)
+    return by_number(chosen)
+
+
+def _replace(stmts: list[ast.stmt], old: ast.stmt, new: list[ast.stmt]) -> bool:
+    """Replace statement ``old`` (by identity) somewhere under ``stmts`` by ``new``."""
+    for k, s in enumerate(stmts):
+        if s is old:
+            stmts[k:k + 1] = new
+            return True
+        for field_ in ("body", "orelse"):
+            inner = getattr(s, field_, None)
+            if isinstance(inner, list) and _replace(inner, old, new):
+                return True
+    return False
+
+
+def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | None = None,
+                 header: str = "", blocks: tuple[str, ...] = (),
+                 replace: dict[str, str] | None = None) -> str:
+    """Source of the numba variant: ``prange`` on ``chosen``, ``blocks`` replaced by their
+    NumPy call, the nests rooted at ``replace``'s loop ids replaced by its statements (the
+    FPGA host code), decorated ``@njit``."""
+    tree = copy.deepcopy(report.source.tree)
+    ids = {report.loops[k].id: node for k, node in enumerate(for_nodes(tree.body))}
+    for key in chosen:
+        node = ids[key]
+        assert isinstance(node.iter, ast.Call)
+        node.iter.func = ast.Name("prange", ast.Load())
+    for key in blocks:
+        b = report.block(key)
+        call = ast.parse(b.call).body
+        if not _replace(tree.body, ids[b.nest], call):  # pragma: no cover - ids come from tree
+            raise AssertionError(f"block {b.id}: nest {b.nest} not found")
+    for key, text in (replace or {}).items():
+        _replace(tree.body, ids[key], ast.parse(text).body)
+    par = bool(chosen) if parallel is None else parallel
+    tree.decorator_list = [ast.Call(ast.Name("njit", ast.Load()), [],
+                                    [ast.keyword("parallel", ast.Constant(par))])]
+    body = ast.unparse(ast.fix_missing_locations(tree))
+    loops = ", ".join(f"{k} ({report.loop(k).var}, line {report.loop(k).line})"
+                      for k in chosen) or "none (serial)"
+    head = header or f"# hetlab.offload: numba variant of {report.name}; prange on {loops}"
+    if blocks:
+        head += "\n# function blocks: " + "; ".join(
+            f"{b} ({report.block(b).pattern} at {report.block(b).nest})" for b in blocks)
+        head += "\nimport numpy as np"
+    return f"{head}\nfrom numba import njit, prange\n\n\n{body}\n"
+
+
+def alias_guard(report: Report) -> AliasGuard:
+    """The per-call no-alias check of ``report``'s function (see :mod:`.guard`)."""
+    aliases = report.aliases
+    return AliasGuard(report.name, tuple(report.params), aliases.written_params(),
+                      report.source.namespace, tuple(sorted(aliases.globals_read)),
+                      report.source.fn)
+
+
+def wrap_like(original: Callable[..., Any], impl: Callable[..., Any]) -> Callable[..., Any]:
+    """A callable with ``original``'s name, docstring and signature that calls ``impl``."""
+
+    @functools.wraps(original)
+    def call(*args: Any) -> Any:
+        return impl(*args)
+
+    return call

@@ -1,0 +1,72 @@
+"""The many-core CPU target: ``@njit(parallel=True)`` with ``prange`` on the chosen loops.
+
+Reductions need no rewrite (numba recognizes ``s += …`` and ``s = max(s, …)`` in a prange
+loop). Chosen function blocks (:mod:`hetlab.offload.analysis.blocks`) replace their whole
+nest by one NumPy statement (``A @ B``, ``np.dot``) inside the same ``njit`` function. After
+the search, the resource amount (Yamato 2020): the smallest thread count within a tolerance
+of the best.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable
+from typing import Any
+
+from ..analysis.report import Report
+from ..runtime.measure import measure
+from .base import TargetBase, Variant, check_blocks, check_parallel, numba_source
+
+__all__ = ["NumbaTarget", "thread_sweep"]
+
+
+class NumbaTarget(TargetBase):
+    """numba ``prange`` on the CPU's cores (always ready: numba is a dependency)."""
+
+    name = "numba"
+    device = "numba"
+    loop_kind = "prange"
+
+    def generate(self, report: Report, loops: Iterable[str | int] = (), *,
+                 parallel: bool | None = None, blocks: Iterable[str | int] = (),
+                 **_: Any) -> Variant:
+        chosen = check_parallel(report, loops)
+        chosen_blocks = check_blocks(report, blocks, chosen)
+        return Variant(report.name, self.name, chosen,
+                       numba_source(report, chosen, parallel=parallel, blocks=chosen_blocks),
+                       dict(report.source.namespace), blocks=chosen_blocks)
+
+    def refine(self, plan: Any, args: tuple, expected: tuple, *, repeats: int,
+               thread_tolerance: float) -> None:
+        if any(plan.best):
+            plan.threads, plan.thread_choice = thread_sweep(
+                plan.variants[plan.best], args, expected, repeats, thread_tolerance)
+
+
+def thread_sweep(variant: Variant, args: tuple, expected: tuple, repeats: int,
+                 tolerance: float, rounds: int = 3) -> tuple[dict[int, float], int | None]:
+    """Resource amount (Yamato 2020): time per thread count, and the smallest count within
+    ``tolerance`` of the best. Counts are measured in interleaved rounds and compared as
+    ratios to the all-threads time of the same round (load drifts cancel)."""
+    import numba
+
+    fn = variant.compile()
+    before = numba.get_num_threads()
+    counts = list(range(numba.config.NUMBA_NUM_THREADS, 0, -1))  # all threads first: baseline
+    per_round: dict[int, list[float]] = {n: [] for n in counts}
+    try:
+        numba.set_num_threads(counts[0])
+        if not measure(fn, args, expected, repeats=1).verified:
+            return {}, None
+        for _ in range(rounds):
+            for n in counts:
+                numba.set_num_threads(n)
+                per_round[n].append(measure(fn, args, None, repeats=repeats).time_s)
+    finally:
+        numba.set_num_threads(before)
+    base = per_round[counts[0]]
+    base_s = statistics.median(base)
+    times = {n: base_s * statistics.median(t / b for t, b in zip(v, base, strict=True))
+             for n, v in sorted(per_round.items())}
+    best = min(times.values())
+    return times, min(n for n, t in times.items() if t <= best * (1 + tolerance))
