@@ -1,15 +1,17 @@
 """The targets ``transform`` and ``search`` can generate for, found by name.
 
-Names are resolved here and only here: a target is registered under its ``device`` (the name
-a user gives the device, the kernel API's backend name: ``"numba"``, ``"cupy"``, ``"fpga"``),
-and also answers to its ``name`` (what plans record: the GPU target's is ``"cuda"``) and its
-``aliases`` (``"gpu"``). Registration order is the search order (the 2020 paper's: CPU, GPU,
+A target is registered under its ``device`` (the name a user gives the device, the kernel
+API's backend name: ``"numba"``, ``"cupy"``, ``"fpga"``) and also answers to its ``name``
+(what plans record: the GPU target's is ``"cuda"``). Other words for a device (``"gpu"``) are
+resolved by the one table the whole library uses, :data:`hetlab.core.registry.ALIASES`.
+Registration order is the search order (the 2020 paper's: CPU, GPU,
 then FPGA). Adding a target: a module implementing :class:`~.base.Target` and one
 ``register_target`` line below.
 """
 
 from __future__ import annotations
 
+from ...core.registry import ALIASES as DEVICE_ALIASES
 from ...errors import InvalidInputError
 from .base import Target
 from .cuda.target import CudaTarget
@@ -44,7 +46,8 @@ def target_names() -> tuple[str, ...]:
 
 def describe_names() -> str:
     """``"numba, cupy, fpga (aliases: cuda → cupy, gpu → cupy)"``: for error messages."""
-    aliases = ", ".join(f"{a} → {d}" for a, d in _ALIASES.items())
+    known = {**{a: d for a, d in DEVICE_ALIASES.items() if d in _TARGETS}, **_ALIASES}
+    aliases = ", ".join(f"{a} → {d}" for a, d in known.items())
     return ", ".join(_TARGETS) + (f" (aliases: {aliases})" if aliases else "")
 
 
@@ -53,6 +56,7 @@ def get_target(name: str, *, where: str = "offload",
     """The target registered as (or aliased to) ``name``; an error listing the valid names
     and aliases otherwise."""
     if isinstance(name, str):
+        name = DEVICE_ALIASES.get(name.lower(), name)  # "gpu", "cuda" → "cupy"
         found = _TARGETS.get(_ALIASES.get(name, name))
         if found is not None:
             return found

@@ -26,7 +26,6 @@ class CudaTarget(TargetBase):
 
     name = "cuda"  # what plans record (kept: stored plans and code read plan.alternatives["cuda"])
     device = "cupy"  # the kernel API's backend name
-    aliases = ("gpu",)
     resource = "gpu"
     loop_kind = "kernel"
 
