@@ -6,7 +6,9 @@
  'sparse_conv3d', 'spmm', 'spmv', 'voxel_downsample']
 
 Importing hetlab imports neither numba kernels, cupy nor pynq: backends are probed, and
-implementations imported, on first use.
+implementations imported, on first use. Every registered kernel is ``hetlab.<name>``: the
+explicit imports below are for static tools; a kernel family added to
+``hetlab.kernels.FAMILIES`` is found through the registry (module ``__getattr__``).
 """
 
 from . import backends as _backends  # noqa: F401  (registers the backends)
@@ -22,6 +24,7 @@ from .errors import (
     KernelNotSupported,
     VerificationError,
 )
+from .kernels import kernel_function as _kernel_function
 from .kernels.pointcloud import ball_query, fps, fps_knn, knn, make_cloud, voxel_downsample
 from .kernels.quant import gemm_q, gemv_q, gemv_w4a8
 from .kernels.sparse import sddmm, spmm, spmv
@@ -37,7 +40,7 @@ def _document_devices() -> None:
     from .core.docs import document_devices
 
     for name in kernel_names():  # every registered kernel is public as hetlab.<name>
-        document_devices(globals()[name])
+        document_devices(_kernel_function(name))
 
 
 _document_devices()
@@ -49,7 +52,13 @@ def __getattr__(name: str):
         import importlib
 
         return importlib.import_module(".widgets", __name__)
+    if name in kernel_names():  # a kernel of a family this file does not name
+        return _kernel_function(name)
     raise AttributeError(f"module 'hetlab' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(kernel_names()) | {"widgets"})
 
 
 __all__ = [

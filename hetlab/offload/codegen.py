@@ -304,7 +304,7 @@ def _transform(report: Report, loops: Iterable[str | int], *, target: str,
 
 def _fpga(report: Report, loops: Iterable[str | int], args: Any,
           unroll: int | dict[str, int], board: str | None, blocks: tuple[str, ...]) -> Variant:
-    from ..fpga.kernels import default_board
+    from ..fpga.device import default_board
     from .fpga import fpga_variant
     from .fpga_nests import find_nests
 

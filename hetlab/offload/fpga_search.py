@@ -237,7 +237,7 @@ def fpga_plan(report: Report, args: tuple, expected: tuple, serial: Measurement,
     """Run the FPGA step after the CPU (and GPU) searches; the FPGA :class:`Plan` (None when
     no nest was tried) and the trial. Appends the reasons to ``notes``."""
     from ..fpga.csim import compiler
-    from ..fpga.kernels import default_board
+    from ..fpga.device import default_board
     from .fpga_nests import find_nests
     from .plan import Plan
 
