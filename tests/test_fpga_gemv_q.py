@@ -14,10 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hetlab as hl
-from hetlab.fpga import Emulator, FpgaTimeout, GemvQDriver, csim, load_manifest, model
+from hetlab.fpga import Emulator, FpgaTimeout, csim, load_manifest, model
 from hetlab.kernels.quant import reference
 from hetlab.kernels.quant.formats import QuantizedMatrix
 from hetlab.kernels.quant.fpga import gemv_q_f32
+from hetlab.kernels.quant.fpga_driver import GemvQDriver
 from hetlab.kernels.quant.spec import GEMV_Q, make_quantized
 
 pytestmark = pytest.mark.skipif(csim.compiler() is None, reason="no C++ compiler (g++) here")

@@ -13,9 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hetlab as hl
-from hetlab.fpga import Emulator, FpgaTimeout, SpmvDriver, csim, load_manifest, model
+from hetlab.fpga import Emulator, FpgaTimeout, csim, load_manifest, model
 from hetlab.kernels.sparse import reference
 from hetlab.kernels.sparse.fpga import spmv_f32
+from hetlab.kernels.sparse.fpga_driver import SpmvDriver
 from hetlab.kernels.sparse.spec import SPMV
 from hetlab.sparse import CSR, make_matrix
 

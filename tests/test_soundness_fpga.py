@@ -15,14 +15,14 @@ from hetlab.core.registry import get_impl, get_kernel, kernel_names, supported_b
 from hetlab.fpga import (
     BusError,
     Emulator,
-    FpsDriver,
-    GemvQDriver,
     PynqDevice,
     csim,
     load_manifest,
     model,
 )
 from hetlab.kernels.pointcloud import reference
+from hetlab.kernels.pointcloud.fpga_driver import FpsDriver
+from hetlab.kernels.quant.fpga_driver import GemvQDriver
 
 pytestmark = pytest.mark.skipif(csim.compiler() is None, reason="no C++ compiler (g++) here")
 
