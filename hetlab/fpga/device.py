@@ -83,7 +83,8 @@ def overlay_modules() -> dict[str, ModuleType]:
 
     Found through the registry: every kernel with an ``fpga`` implementation names its module,
     which defines ``OVERLAY`` (the overlay's name in ``overlays/``), ``Driver`` (its driver
-    class) and ``selftest_cases(sizes)``. Nothing here lists the families.
+    class), ``REPORT_SIZES`` (for :mod:`hetlab.fpga.report`) and ``selftest_cases(sizes)``
+    (for :mod:`hetlab.fpga.selftest`). Nothing here lists the families.
     """
     import hetlab.kernels  # noqa: F401  (every family registers its implementations)
 

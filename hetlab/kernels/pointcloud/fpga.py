@@ -17,11 +17,14 @@ from ...fpga.device import default_device, modeled_run, once
 from ...fpga.timing import model
 from .fpga_driver import FpsDriver
 
-__all__ = ["OVERLAY", "Driver", "fps", "selftest_cases"]
+__all__ = ["OVERLAY", "Driver", "REPORT_SIZES", "fps", "selftest_cases"]
 
 #: the overlay (``overlays/fps``) and its driver
 OVERLAY = "fps"
 Driver = FpsDriver
+#: two representative calls (timing-model scalars) for ``python -m hetlab.fpga.report``
+REPORT_SIZES = ({"n": 4096, "n_samples": 512, "start": 0},
+                {"n": 16384, "n_samples": 1024, "start": 0})
 
 
 @once

@@ -23,11 +23,14 @@ from .formats import QuantizedMatrix
 from .fpga_driver import GemvQDriver
 from .spec import make_quantized
 
-__all__ = ["OVERLAY", "Driver", "gemv_q", "gemv_q_f32", "selftest_cases"]
+__all__ = ["OVERLAY", "Driver", "REPORT_SIZES", "gemv_q", "gemv_q_f32", "selftest_cases"]
 
 #: the overlay (``overlays/gemv_q``) and its driver
 OVERLAY = "gemv_q"
 Driver = GemvQDriver
+#: two representative calls (timing-model scalars) for ``python -m hetlab.fpga.report``
+REPORT_SIZES = ({"rows": 1024, "cols": 1024, "group_size": 128},
+                {"rows": 4096, "cols": 4096, "group_size": 128})
 
 _F32 = np.float32
 

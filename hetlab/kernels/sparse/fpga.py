@@ -23,11 +23,14 @@ from .formats import CSR
 from .fpga_driver import SpmvDriver
 from .generate import make_matrix
 
-__all__ = ["OVERLAY", "Driver", "spmv", "spmv_f32", "selftest_cases"]
+__all__ = ["OVERLAY", "Driver", "REPORT_SIZES", "spmv", "spmv_f32", "selftest_cases"]
 
 #: the overlay (``overlays/spmv``) and its driver
 OVERLAY = "spmv"
 Driver = SpmvDriver
+#: two representative calls (timing-model scalars) for ``python -m hetlab.fpga.report``
+REPORT_SIZES = ({"n_rows": 4096, "n_cols": 4096, "nnz": 65536},
+                {"n_rows": 32768, "n_cols": 32768, "nnz": 524288})
 
 _F32 = np.float32
 
