@@ -1,9 +1,10 @@
 """hetlab: one kernel API over numpy, numba, cupy and FPGA backends, one measurement harness.
 
 >>> import hetlab as hl
->>> sorted(hl.kernel_names())  # doctest: +NORMALIZE_WHITESPACE
-['ball_query', 'fps', 'fps_knn', 'gemm_q', 'gemv_q', 'gemv_w4a8', 'knn', 'sddmm',
- 'sparse_conv3d', 'spmm', 'spmv', 'voxel_downsample']
+>>> {"fps", "knn", "spmv", "gemv_q", "sparse_conv3d"} <= set(hl.kernel_names())
+True
+>>> all(getattr(hl, name).spec.name == name for name in hl.kernel_names())
+True
 
 Importing hetlab imports neither numba kernels, cupy nor pynq: backends are probed, and
 implementations imported, on first use. Every registered kernel is ``hetlab.<name>``: the
