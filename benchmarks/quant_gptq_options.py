@@ -16,9 +16,9 @@ import time
 
 import numpy as np
 
-from hetlab.quant.gptq import CLIP_RATIOS, gptq
-from hetlab.quant.minilm import encode, linear_names, load_minilm
-from hetlab.quant.minilm_eval import CALIBRATION, calibration_set, load_sentences
+from hetlab.kernels.quant.gptq import CLIP_RATIOS, gptq
+from hetlab.kernels.quant.minilm import encode, linear_names, load_minilm
+from hetlab.kernels.quant.minilm_eval import CALIBRATION, calibration_set, load_sentences
 
 OPTIONS = {
     "plain": {},

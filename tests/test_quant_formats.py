@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import hetlab as hl
 from hetlab import quant
-from hetlab.quant.formats import QuantizedMatrix, pack_codes, unpack_codes
+from hetlab.kernels.quant.formats import QuantizedMatrix, pack_codes, unpack_codes
 
 FAST = settings(max_examples=30, deadline=None)
 

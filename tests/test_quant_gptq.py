@@ -1,4 +1,4 @@
-"""GPTQ (hetlab.quant.gptq) against a naive reference, on correlated activations, bad input."""
+"""GPTQ (hetlab.kernels.quant.gptq) against a naive reference, correlated activations, bad input."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 
 import hetlab as hl
 from hetlab import quant
-from hetlab.quant.gptq import CLIP_RATIOS
+from hetlab.kernels.quant.gptq import CLIP_RATIOS
 
 
 def _correlated(rng, out=32, n_in=128, tokens=512):

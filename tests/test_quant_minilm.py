@@ -12,7 +12,7 @@ from hetlab import quant
 
 pytest.importorskip("safetensors")
 pytest.importorskip("tokenizers")
-from hetlab.quant import minilm
+from hetlab.kernels.quant import minilm
 
 try:
     MODEL = minilm.load_minilm()
@@ -66,7 +66,7 @@ def test_encode_bad_input():
 
 
 def test_study_quick_rows():
-    from hetlab.quant.minilm_eval import format_table, load_sentences, run_study
+    from hetlab.kernels.quant.minilm_eval import format_table, load_sentences, run_study
 
     sents, labels = load_sentences()
     assert len(sents) == 40 and np.bincount(labels).tolist() == [20, 20]
@@ -78,7 +78,7 @@ def test_study_quick_rows():
 
 
 def test_split_sentences_is_a_disjoint_per_group_partition():
-    from hetlab.quant.minilm_eval import split_sentences
+    from hetlab.kernels.quant.minilm_eval import split_sentences
 
     labels = np.array([0, 0, 1, 0, 1, 1, 1])
     cal, ev = split_sentences(labels)
@@ -87,7 +87,7 @@ def test_split_sentences_is_a_disjoint_per_group_partition():
 
 
 def test_token_labels_follow_capture_order():
-    from hetlab.quant.minilm_eval import token_labels
+    from hetlab.kernels.quant.minilm_eval import token_labels
 
     cap: dict[str, list[np.ndarray]] = {}
     minilm.encode(MODEL, SENTS, capture=cap)
@@ -98,7 +98,7 @@ def test_token_labels_follow_capture_order():
 
 
 def test_group_sensitivity_grows_with_noise_and_vanishes_without():
-    from hetlab.quant.minilm_eval import group_sensitivity
+    from hetlab.kernels.quant.minilm_eval import group_sensitivity
 
     labels = np.array([0, 0, 1])
     none = group_sensitivity(MODEL, SENTS, labels, rel=0.0, draws=1)
@@ -111,7 +111,7 @@ def test_group_sensitivity_grows_with_noise_and_vanishes_without():
 
 
 def test_calibration_sets_never_share_a_sentence_with_evaluation(tmp_path, monkeypatch):
-    from hetlab.quant import minilm_eval
+    from hetlab.kernels.quant import minilm_eval
 
     cal, cal_labels, ev, _ = minilm_eval.calibration_set("extended")
     split_cal, _, split_ev, _ = minilm_eval.calibration_set("split")
@@ -129,7 +129,7 @@ def test_calibration_sets_never_share_a_sentence_with_evaluation(tmp_path, monke
 
 
 def test_study_refuses_unknown_methods():
-    from hetlab.quant.minilm_eval import run_study
+    from hetlab.kernels.quant.minilm_eval import run_study
 
     with pytest.raises(hl.HetlabError, match="configs must be"):
         run_study(("W4 FOO",))

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 import hetlab as hl
 from hetlab import quant, sparse
 from hetlab.errors import HetlabError, InvalidInputError
-from hetlab.quant.formats import QuantizedMatrix
+from hetlab.kernels.quant.formats import QuantizedMatrix
 
 DEVICES = ["numpy", "numba"]
 LONGDOUBLE_WIDER = np.finfo(np.longdouble).max > np.finfo(np.float64).max

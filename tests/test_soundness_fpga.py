@@ -11,23 +11,24 @@ import numpy as np
 import pytest
 
 import hetlab as hl
-from hetlab.backends.fpga import OVERLAY_IMPLS
-from hetlab.core.registry import get_impl, get_kernel
+from hetlab.core.registry import get_impl, get_kernel, kernel_names, supported_backends
 from hetlab.fpga import (
     BusError,
     Emulator,
-    FpsDriver,
-    GemvQDriver,
     PynqDevice,
     csim,
     load_manifest,
     model,
 )
 from hetlab.kernels.pointcloud import reference
+from hetlab.kernels.pointcloud.fpga_driver import FpsDriver
+from hetlab.kernels.quant.fpga_driver import GemvQDriver
 
 pytestmark = pytest.mark.skipif(csim.compiler() is None, reason="no C++ compiler (g++) here")
 
 N_THREADS, N_CALLS = 4, 8
+#: every kernel a family implements on the fpga backend (one overlay each)
+FPGA_KERNELS = sorted(k for k in kernel_names() if "fpga" in supported_backends(k))
 
 
 @pytest.fixture
@@ -86,14 +87,14 @@ def _hammer(kernel: str, call) -> list[str]:
     return wrong
 
 
-@pytest.mark.parametrize("kernel", sorted(OVERLAY_IMPLS))
+@pytest.mark.parametrize("kernel", FPGA_KERNELS)
 def test_every_fpga_kernel_is_thread_safe_through_dispatch(kernel, mmio_takes_time):
     public = getattr(hl, kernel)
     wrong = _hammer(kernel, lambda args: public(**args, device="fpga"))
     assert not wrong, f"{len(wrong)} of {N_THREADS * N_CALLS} calls wrong: {wrong[:5]}"
 
 
-@pytest.mark.parametrize("kernel", sorted(OVERLAY_IMPLS))
+@pytest.mark.parametrize("kernel", FPGA_KERNELS)
 def test_every_modeled_fpga_entry_is_thread_safe(kernel, mmio_takes_time):
     """The ``.modeled`` entries (what hl.compare calls on the emulator) from several threads."""
     impl = get_impl(kernel, "fpga")

@@ -14,7 +14,7 @@ import hetlab as hl
 from hetlab import sparse
 
 # the module (hetlab.sparse.einsum the attribute is the function)
-einsum_mod = importlib.import_module("hetlab.sparse.einsum")
+einsum_mod = importlib.import_module("hetlab.kernels.sparse.einsum")
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 import hetlab as hl
 from hetlab import sparse
-from hetlab.sparse.generate import KINDS
+from hetlab.kernels.sparse.generate import KINDS
 
 
 def _dense(n: int, rng: np.random.Generator, density: float = 0.3) -> np.ndarray:
@@ -64,7 +64,7 @@ def test_sell_sorts_rows_by_length_inside_windows():
 
 
 def test_index_dtype_is_chosen_by_size_and_can_be_forced():
-    from hetlab.sparse._checks import choose_index_dtype
+    from hetlab.kernels.sparse._checks import choose_index_dtype
 
     assert choose_index_dtype(10, (5, 5)) == np.int32
     assert choose_index_dtype(2**31, (5, 5)) == np.int64
@@ -166,6 +166,7 @@ def test_docstring_examples_run():
     import doctest
     import importlib
 
-    for name in ("", ".csr", ".coo", ".convert"):
-        mod = importlib.import_module("hetlab.sparse" + name)
+    for name in ("hetlab.sparse", "hetlab.kernels.sparse.formats",
+                 "hetlab.kernels.sparse.convert"):
+        mod = importlib.import_module(name)
         assert doctest.testmod(mod, optionflags=doctest.ELLIPSIS).failed == 0, mod.__name__

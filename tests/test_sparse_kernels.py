@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 import hetlab as hl
 from hetlab import sparse
 from hetlab.kernels.sparse import reference
+from hetlab.kernels.sparse.generate import KINDS
 from hetlab.kernels.sparse.spec import rel_diff
-from hetlab.sparse.generate import KINDS
 from tests.conftest import backend_params
 
 FAST = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

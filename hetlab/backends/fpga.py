@@ -1,10 +1,11 @@
 """The FPGA backend: PYNQ overlays on a board, or the bit-accurate emulator elsewhere.
 
-Overlays are registered here as implementations (``"module:function"`` strings, imported on
-first use), so ``import hetlab`` neither imports pynq nor compiles anything. Without a board
-the emulator runs each overlay's HLS C++ (built with g++) and its timings are *modeled*,
-never measured, and say so. Kernels without an overlay raise
-:class:`~hetlab.errors.KernelNotSupported` ("fpga: no overlay for this kernel yet").
+Like every backend, this one only detects the device and moves arrays: each overlay is an
+implementation its kernel family registers (``hetlab/kernels/<family>/fpga.py``, a
+``"module:function"`` string imported on first use), so ``import hetlab`` neither imports pynq
+nor compiles anything. Without a board the emulator runs each overlay's HLS C++ (built with
+g++) and its timings are *modeled*, never measured, and say so. Kernels without an overlay
+raise :class:`~hetlab.errors.KernelNotSupported` ("fpga: no overlay for this kernel yet").
 """
 
 from __future__ import annotations
@@ -16,20 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from ..core.registry import register_impl
 from .base import Backend
 
-__all__ = ["FpgaBackend", "board_present", "OVERLAY_IMPLS"]
-
-#: kernel name → implementation on the fpga backend (one overlay each)
-OVERLAY_IMPLS: dict[str, str] = {
-    "fps": "hetlab.fpga.kernels:fps",
-    "gemv_q": "hetlab.fpga.kernels:gemv_q",
-    "spmv": "hetlab.fpga.kernels:spmv",
-}
-
-for _kernel, _impl in OVERLAY_IMPLS.items():
-    register_impl(_kernel, "fpga", _impl)
+__all__ = ["FpgaBackend", "board_present"]
 
 
 def board_present() -> bool:

@@ -4,7 +4,7 @@
 
 Every figure printed is **modeled** (:mod:`hetlab.fpga.timing`), never measured; each
 parameter is printed with the source its manifest gives. Sizes per overlay are two
-representative calls (:data:`SIZES`).
+representative calls (:func:`sizes`, from each overlay's kernel family).
 """
 
 from __future__ import annotations
@@ -12,21 +12,24 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
+from .device import overlay_modules
 from .manifest import load_manifest, overlay_names
 from .timing import model, port_bandwidth
 
-__all__ = ["SIZES", "describe", "main"]
+__all__ = ["sizes", "describe", "main"]
 
-#: overlay → two representative calls (scalar arguments)
-SIZES: dict[str, list[dict[str, int]]] = {
-    "fps": [{"n": 4096, "n_samples": 512, "start": 0},
-            {"n": 16384, "n_samples": 1024, "start": 0}],
-    "gemv_q": [{"rows": 1024, "cols": 1024, "group_size": 128},
-               {"rows": 4096, "cols": 4096, "group_size": 128}],
-    "spmv": [{"n_rows": 4096, "n_cols": 4096, "nnz": 65536},
-             {"n_rows": 32768, "n_cols": 32768, "nnz": 524288}],
-}
+def sizes() -> dict[str, list[dict[str, int]]]:
+    """Overlay → two representative calls (scalar arguments): each family's ``REPORT_SIZES``,
+    beside its overlay implementation (``hetlab/kernels/<family>/fpga.py``)."""
+    return {name: list(m.REPORT_SIZES) for name, m in overlay_modules().items()}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SIZES":  # the table of old, now gathered from the families
+        return sizes()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def describe(overlay: str, board: str) -> str:
@@ -34,7 +37,7 @@ def describe(overlay: str, board: str) -> str:
     m = load_manifest(overlay)
     b = m.board(board)
     lines = [f"== {overlay} on {board} (MODELED, not measured) =="]
-    for scalars in SIZES.get(overlay, []):
+    for scalars in sizes().get(overlay, []):
         t = model(m, board, **scalars)
         args = ", ".join(f"{k}={v}" for k, v in scalars.items())
         lines.append(f"  {args}:")

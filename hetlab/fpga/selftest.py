@@ -22,66 +22,32 @@ import numpy as np
 
 from ..errors import BackendUnavailable
 from . import timing
-from .drivers import FpsDriver, GemvQDriver, SpmvDriver
+from .device import overlay_modules
 from .emulator import Emulator
 from .manifest import load_manifest
 
-__all__ = ["main", "CASES"]
+__all__ = ["main", "cases", "run"]
 
 
-def _fps_cases(sizes: Sequence[int]) -> list[tuple[dict[str, Any], dict[str, int]]]:
-    out = []
-    for n in sizes:
-        rng = np.random.default_rng([7, n])
-        pts = rng.random((n, 3), dtype=np.float32)
-        s = max(1, min(n, n // 8))
-        out.append(({"points": pts, "n_samples": s, "start": 0},
-                    {"n": n, "n_samples": s, "start": 0}))
-    return out
+def cases() -> dict[str, tuple[type, Callable[[Sequence[int]], list]]]:
+    """Overlay name → (driver class, case generator), from the kernel families that register
+    an ``fpga`` implementation (:func:`hetlab.fpga.device.overlay_modules`)."""
+    return {name: (m.Driver, m.selftest_cases) for name, m in overlay_modules().items()}
 
 
-def _gemv_q_cases(sizes: Sequence[int]) -> list[tuple[dict[str, Any], dict[str, int]]]:
-    from ..kernels.quant.spec import make_quantized
-
-    out = []
-    for n in sizes:
-        rng = np.random.default_rng([11, n])
-        cols = min(n, 8192)
-        qw = make_quantized(n, cols, rng)
-        x = rng.standard_normal(cols).astype(np.float32)
-        out.append(({"qw": qw, "x": x},
-                    {"rows": n, "cols": qw.padded_in, "group_size": qw.group_size}))
-    return out
-
-
-def _spmv_cases(sizes: Sequence[int]) -> list[tuple[dict[str, Any], dict[str, int]]]:
-    from ..sparse import make_matrix
-
-    out = []
-    for n in sizes:
-        rng = np.random.default_rng([13, n])
-        A = make_matrix(n, rng, kind="powerlaw", nnz_per_row=16).astype(np.float32)
-        x = (rng.random(A.shape[1]) * 2 - 1).astype(np.float32)
-        out.append(({"A": A, "x": x},
-                    {"n_rows": A.shape[0], "n_cols": A.shape[1], "nnz": A.nnz}))
-    return out
-
-
-#: overlay name → (driver class, case generator)
-CASES: dict[str, tuple[type, Callable[[Sequence[int]], list]]] = {
-    "fps": (FpsDriver, _fps_cases),
-    "gemv_q": (GemvQDriver, _gemv_q_cases),
-    "spmv": (SpmvDriver, _spmv_cases),
-}
+def __getattr__(name: str) -> Any:
+    if name == "CASES":  # the table of old, now found through the registry
+        return cases()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def run(board_device: Any, board: str, sizes: Sequence[int]) -> list[dict[str, Any]]:
     """Run every overlay on ``board_device`` and on the emulator; one record per case."""
     emu = Emulator(board)
     records = []
-    for name, (driver_cls, cases) in CASES.items():
+    for name, (driver_cls, make_cases) in cases().items():
         on_board, emulated = driver_cls(board_device), driver_cls(emu)
-        for kwargs, scalars in cases(sizes):
+        for kwargs, scalars in make_cases(sizes):
             t0 = time.perf_counter()
             got = on_board(**kwargs)
             measured = time.perf_counter() - t0

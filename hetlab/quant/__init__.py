@@ -9,12 +9,28 @@
 The fused kernels that use these formats are ``hl.gemv_q`` and ``hl.gemm_q``. A matrix is
 stored with ``qw.save(path)`` / ``quant.save(qw, path)`` and read back with
 ``QuantizedMatrix.load(path)`` / ``quant.load(path)`` (``.npz``, exact round trip).
+
+The code lives with the quantized kernels, in :mod:`hetlab.kernels.quant` (formats, gptq,
+calibrate, mixed, minilm, minilm_eval); this module is its public face.
 """
 
-from .calibrate import ScaledQuantizedMatrix, calibrate_awq, mbq_token_weights, output_error
-from .formats import BITS, QuantizedMatrix, load, pack_codes, quantize, save, unpack_codes
-from .gptq import gptq
-from .mixed import BitPlan, allocate_bits, channel_importance
+from ..kernels.quant.calibrate import (
+    ScaledQuantizedMatrix,
+    calibrate_awq,
+    mbq_token_weights,
+    output_error,
+)
+from ..kernels.quant.formats import (
+    BITS,
+    QuantizedMatrix,
+    load,
+    pack_codes,
+    quantize,
+    save,
+    unpack_codes,
+)
+from ..kernels.quant.gptq import gptq
+from ..kernels.quant.mixed import BitPlan, allocate_bits, channel_importance
 
 __all__ = [
     "BITS", "QuantizedMatrix", "quantize", "pack_codes", "unpack_codes", "save", "load",

@@ -21,16 +21,16 @@ Policies (each documented where it applies):
   construction copies, NumPy arrays are exposed read-only (copy one to modify it), and
   ``to_scipy`` returns copies; indices are range-checked before any narrowing to int32.
 
-scipy and CuPy are imported only when a conversion needs them.
+scipy and CuPy are imported only when a conversion needs them. The code lives with the
+sparse kernels, in :mod:`hetlab.kernels.sparse`; this module is its public face.
 """
 
-from .blocked import BSR, ELL, SELL
-from .convert import coo, csr
-from .coo import COO
-from .csf import CSF
-from .csr import CSR
-from .einsum import einsum, explain
-from .generate import make_matrix
+from ..kernels.sparse.blocked import BSR, ELL, SELL
+from ..kernels.sparse.convert import coo, csr
+from ..kernels.sparse.csf import CSF
+from ..kernels.sparse.einsum import einsum, explain
+from ..kernels.sparse.formats import COO, CSR
+from ..kernels.sparse.generate import make_matrix
 
 __all__ = ["CSR", "COO", "BSR", "ELL", "SELL", "CSF", "csr", "coo", "make_matrix", "einsum",
            "explain"]

@@ -19,9 +19,9 @@ import pandas as pd
 
 import hetlab as hl
 from hetlab import quant
-from hetlab.quant.gptq import CLIP_RATIOS
-from hetlab.quant.minilm import encode, linear_names, load_minilm
-from hetlab.quant.minilm_eval import (
+from hetlab.kernels.quant.gptq import CLIP_RATIOS
+from hetlab.kernels.quant.minilm import encode, linear_names, load_minilm
+from hetlab.kernels.quant.minilm_eval import (
     CALIBRATION,
     GROUPS,
     group_sensitivity,
@@ -81,7 +81,7 @@ for bits in quant.BITS:
 #
 # all-MiniLM-L6-v2 is a 6-layer sentence encoder with 36 linear layers (query, key, value,
 # attention output and two feed-forward layers per block). hetlab runs it in NumPy
-# (`hetlab.quant.minilm`), so any layer's weights can be swapped for a quantized version. The
+# (`hetlab.kernels.quant.minilm`), so any layer's weights can be swapped for a quantized version. The
 # sentences are the project's own (`data/sentences.tsv`): long descriptive *passages* and short
 # *queries*; even lines of each group calibrate, odd lines evaluate.
 

@@ -19,7 +19,7 @@ create_clock -period $clock_period_ns($board) -name default
 # keep the m_axi ports as wide as the kernel's pointers (the timing model's [m_axi] data_bits)
 config_interface -m_axi_max_widen_bitwidth 0
 # no fused multiply-add: every overlay's float path rounds in the order its .cpp header states,
-# as hetlab/fpga/datapath.py reproduces it (the C-simulation gets -ffp-contract=off likewise)
+# as hetlab/kernels/<family>/fpga.py (*_f32) reproduces it (the C-simulation gets -ffp-contract=off likewise)
 config_op fmadd -impl none
 config_op fmacc -impl none
 

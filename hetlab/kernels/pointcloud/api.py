@@ -20,10 +20,12 @@ __all__ = ["fps", "knn", "ball_query", "fps_knn", "voxel_downsample"]
 
 Device = str | Backend | None
 
+# registration: the family's one place (specs, then implementations imported on first use)
 for _spec in (FPS, KNN, BALL_QUERY, FPS_KNN, VOXEL_DOWNSAMPLE):
     register_kernel(_spec)
     for _backend in ("numba", "cupy"):
         register_impl(_spec.name, _backend, f"hetlab.kernels.pointcloud.{_backend}:{_spec.name}")
+register_impl("fps", "fpga", "hetlab.kernels.pointcloud.fpga:fps")  # the fps overlay
 
 
 def fps(

@@ -9,13 +9,14 @@ import numpy as np
 from ...backends.base import Backend
 from ...core.dispatch import run
 from ...core.registry import register_impl, register_kernel
-from ...quant.formats import QuantizedMatrix
+from .formats import QuantizedMatrix
 from .spec import GEMM_Q, GEMV_Q, GEMV_W4A8
 
 __all__ = ["gemv_q", "gemm_q", "gemv_w4a8"]
 
 Device = str | Backend | None
 
+# registration: the family's one place (specs, then implementations imported on first use)
 for _spec in (GEMV_Q, GEMM_Q):
     register_kernel(_spec)
     register_impl(_spec.name, "numba", f"hetlab.kernels.quant.numba:{_spec.name}")
@@ -23,6 +24,7 @@ for _spec in (GEMV_Q, GEMM_Q):
 register_kernel(GEMV_W4A8)
 register_impl("gemv_w4a8", "numba", "hetlab.kernels.quant.numba:gemv_w4a8")
 register_impl("gemv_w4a8", "cupy", "hetlab.kernels.quant.cuda:gemv_w4a8")
+register_impl("gemv_q", "fpga", "hetlab.kernels.quant.fpga:gemv_q")  # the gemv_q overlay
 
 
 def gemv_q(qw: QuantizedMatrix, x: Any, *, device: Device = None,

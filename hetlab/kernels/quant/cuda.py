@@ -24,9 +24,9 @@ import numpy as np
 from numba import cuda, float32, int32, uint32
 
 from ...errors import InvalidInputError
-from ...quant.formats import F16_TO_F32 as _F16
-from ...quant.formats import QuantizedMatrix
 from .._cuda_launch import launch_setup
+from .formats import F16_TO_F32 as _F16
+from .formats import QuantizedMatrix
 from .reference import quantize_activations
 
 __all__ = ["gemv_q", "gemm_q", "gemv_w4a8", "launch_gemv", "launch_gemm", "launch_w4a8",

@@ -38,12 +38,12 @@ import numpy as np
 from numba import prange
 
 from ...log import get_logger, log_once
-from ...quant.formats import F16_TO_F32 as _F16
-from ...quant.formats import QuantizedMatrix, planes
 from . import _numba_w4 as _w4
 from . import _numba_w4_amx as _w4amx
 from ._amx import HAS_AMX
 from ._simd import HAS_VNNI
+from .formats import F16_TO_F32 as _F16
+from .formats import QuantizedMatrix, planes
 
 __all__ = ["gemv_q", "gemm_q", "gemv_w4a8", "W4_PATHS", "w4_paths", "w4_path", "use_w4_path"]
 

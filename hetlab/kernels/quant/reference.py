@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...quant.formats import QuantizedMatrix, unpack_codes
+from .formats import QuantizedMatrix, unpack_codes
 
 __all__ = ["gemv_q", "gemm_q", "gemv_w4a8", "quantize_activations", "w4a8_group_dots"]
 

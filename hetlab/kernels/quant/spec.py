@@ -40,8 +40,8 @@ from ...core.params import Param
 from ...core.spec import Cost, KernelSpec
 from ...core.validation import array_module, as_array, cast_finite
 from ...errors import InvalidInputError
-from ...quant.formats import QuantizedMatrix, quantize
 from . import reference
+from .formats import QuantizedMatrix, quantize
 
 __all__ = ["GEMV_Q", "GEMM_Q", "GEMV_W4A8", "TOLERANCE", "MAX_CONDITION", "condition",
            "MAX_ROWS", "MAX_W4A8_GROUP",

@@ -14,17 +14,19 @@ import numpy as np
 from ...backends.base import Backend
 from ...core.dispatch import run
 from ...core.registry import register_impl, register_kernel
-from ...sparse import CSR
+from .formats import CSR
 from .spec import SDDMM, SPMM, SPMV
 
 __all__ = ["spmv", "spmm", "sddmm"]
 
 Device = str | Backend | None
 
+# registration: the family's one place (specs, then implementations imported on first use)
 for _spec in (SPMV, SPMM, SDDMM):
     register_kernel(_spec)
     for _backend in ("numba", "cupy"):
         register_impl(_spec.name, _backend, f"hetlab.kernels.sparse.{_backend}:{_spec.name}")
+register_impl("spmv", "fpga", "hetlab.kernels.sparse.fpga:spmv")  # the spmv overlay
 
 
 def spmv(A: Any, x: Any, *, device: Device = None, keep_on_device: bool = False) -> np.ndarray:

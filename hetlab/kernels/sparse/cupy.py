@@ -14,9 +14,9 @@ from typing import Any
 
 from ...core.validation import array_module
 from ...errors import InvalidInputError
-from ...sparse import CSR
 from .._cuda_launch import launch_setup
 from . import _cuda_kernels as ck
+from .formats import CSR
 
 __all__ = ["spmv", "spmv_merge", "spmv_rows", "row_lanes", "spmm", "sddmm", "ITEMS_PER_THREAD",
            "THREADS"]

@@ -22,9 +22,9 @@ import numpy as np
 from numba import prange
 
 from ...backends.numba import JIT_OPTIONS
-from ...sparse import CSR
 from .._prefetch import prefetch
 from ._merge_path import merge_path_row
+from .formats import CSR
 
 __all__ = ["spmv", "spmm", "sddmm", "spmv_parts", "spmm_parts", "sddmm_parts", "default_parts"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...sparse import CSR
+from .formats import CSR
 
 __all__ = ["spmv", "spmm", "sddmm"]
 

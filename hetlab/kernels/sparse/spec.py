@@ -18,8 +18,10 @@ from ...core.params import Param
 from ...core.spec import Cost, KernelSpec
 from ...core.validation import array_module, as_float_array, cast_finite
 from ...errors import InvalidInputError
-from ...sparse import CSR, csr, make_matrix
 from . import reference
+from .convert import csr
+from .formats import CSR
+from .generate import make_matrix
 
 __all__ = ["SPMV", "SPMM", "SDDMM", "MAX_SPMM_COLUMNS", "rel_diff"]
 

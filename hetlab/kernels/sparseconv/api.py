@@ -13,6 +13,7 @@ from .spec import SPARSE_CONV3D
 
 __all__ = ["sparse_conv3d", "autotune_table"]
 
+# registration: the family's one place (spec, then implementations imported on first use)
 register_kernel(SPARSE_CONV3D)
 register_impl("sparse_conv3d", "numba", "hetlab.kernels.sparseconv.numba:sparse_conv3d")
 

@@ -247,7 +247,7 @@ def fpga_plan(target: Target, report: Report, args: tuple, expected: tuple,
               notes: list[str]) -> tuple[Any, FpgaTrial | None]:
     """Run the FPGA step after the CPU (and GPU) searches; the FPGA :class:`Plan` (None when
     no nest was tried) and the trial. Appends the reasons to ``notes``."""
-    from ...fpga.kernels import default_board
+    from ...fpga.device import default_board
 
     board = board or default_board()
     nests = find_nests(report, args, threshold)

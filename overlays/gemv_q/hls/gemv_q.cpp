@@ -15,7 +15,7 @@
 //                                                              group's words, w = l mod 4
 //   G_g   = (a_0 + a_1) + (a_2 + a_3)                          group sum
 //   y     = ((0 + G_0*s_0) + G_1*s_1) + ...                   groups in order
-// hetlab.fpga.datapath.gemv_q_f32 computes exactly this in NumPy float32 (tests: bit-exact).
+// hetlab.kernels.quant.fpga.gemv_q_f32 computes exactly this in NumPy float32 (tests: bit-exact).
 //
 // Structure (mirrored by [[loops]] in ../overlay.toml for the timing model):
 //   load_x : cols floats from gmem3 into the on-chip x buffer            PIPELINE II=1

@@ -3,7 +3,7 @@
 // Float path (float32, round-to-nearest, no fused multiply-add: -ffp-contract=off here and
 // `config_op fmadd -impl none` in Vitis HLS): row i sums its stored entries in storage order,
 //   y_i = ((0 + d_0 * x[c_0]) + d_1 * x[c_1]) + ...     (an empty row gives +0.0)
-// hetlab.fpga.datapath.spmv_f32 computes exactly this in NumPy (tests: bit-exact); the
+// hetlab.kernels.sparse.fpga.spmv_f32 computes exactly this in NumPy (tests: bit-exact); the
 // numpy reference (pairwise sums in float32) agrees within the spmv spec's tolerance.
 //
 // Structure (mirrored by [[loops]] in ../overlay.toml for the timing model):

@@ -32,7 +32,7 @@ class FpgaTarget(TargetBase):
     def generate(self, report: Report, loops: Iterable[str | int] = (), *, args: Any = None,
                  unroll: int | dict[str, int] = 1, board: str | None = None,
                  blocks: Iterable[str | int] = (), **_: Any) -> Variant:
-        from ....fpga.kernels import default_board
+        from ....fpga.device import default_board
 
         chosen_blocks = check_blocks(report, blocks)
         if not isinstance(args, (tuple, list)):

@@ -1,7 +1,7 @@
 """``sparse.einsum``: two-operand Einstein sums over sparse fiber trees and dense arrays.
 
-The planner (:mod:`hetlab.sparse.einsum_plan`) turns the expression into a loop nest of
-dense loops, fiber walks, joins and merges; :mod:`hetlab.sparse.einsum_codegen` writes that
+The planner (:mod:`hetlab.kernels.sparse.einsum_plan`) turns the expression into a loop nest of
+dense loops, fiber walks, joins and merges; :mod:`hetlab.kernels.sparse.einsum_codegen` writes that
 nest as Python source, which is compiled with numba and cached per (canonical expression,
 operand kinds, serial or parallel), so ``"ab,b->a"`` and ``"ij,j->i"`` share one compiled
 kernel. :func:`explain` shows the plan, :func:`generated_source` the source.
@@ -22,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from ..core.validation import as_array, cast_finite
-from ..errors import InvalidInputError
+from ...core.validation import as_array, cast_finite
+from ...errors import InvalidInputError
 from .csf import CSF
-from .csr import CSR
 from .einsum_codegen import emit, row_parallel
 from .einsum_plan import Plan, plan
+from .formats import CSR
 
 __all__ = ["einsum", "explain", "generated_source", "PARALLEL_WORK"]
 

@@ -21,7 +21,7 @@ refuses a calibration set that shares a sentence with the evaluation set.
 Methods (``"W{bits} {method}"``): ``RTN`` round-to-nearest; ``AWQ`` scale search + clip
 search (:func:`~hetlab.quant.calibrate_awq`); ``MBQ`` the same with MBQ token weights;
 ``GPTQ`` :func:`~hetlab.quant.gptq` with act-order and the per-group clip search
-(:data:`~hetlab.quant.gptq.CLIP_RATIOS`) — plain format, no input scales; ``AWQ+GPTQ`` the
+(:data:`~hetlab.kernels.quant.gptq.CLIP_RATIOS`) — plain format, no input scales; ``AWQ+GPTQ`` the
 AWQ scale search, then GPTQ (act-order, clip) on the scaled weights.
 
 Mixed precision: 3 or 4 bits per block of 128 output rows, chosen by
@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import HetlabError
+from ...errors import HetlabError
 from .calibrate import calibrate_awq, mbq_token_weights
 from .formats import quantize
 from .gptq import CLIP_RATIOS, gptq
@@ -54,7 +54,7 @@ __all__ = ["Row", "load_sentences", "split_sentences", "calibration_set", "token
            "group_sensitivity", "run_study", "format_table", "SENTENCES", "CALIBRATION",
            "GROUPS", "METHODS"]
 
-SENTENCES = Path(__file__).resolve().parents[2] / "data" / "sentences.tsv"
+SENTENCES = Path(__file__).resolve().parents[3] / "data" / "sentences.tsv"
 CALIBRATION = SENTENCES.parent / "calibration.tsv"
 METHODS = ("RTN", "AWQ", "MBQ", "GPTQ", "AWQ+GPTQ")
 GROUPS = ("passage", "query")
@@ -143,7 +143,7 @@ def calibration_set(kind: str = "extended") -> tuple[list[str], np.ndarray, list
 
 
 def token_labels(model: MiniLM, sents: list[str], labels: np.ndarray) -> np.ndarray:
-    """Group label of every real token, in the order :func:`~hetlab.quant.minilm.encode`
+    """Group label of every real token, in the order :func:`~hetlab.kernels.quant.minilm.encode`
     captures layer inputs (sentence by sentence); shape (real tokens,), int."""
     _, mask = tokenize(model, sents)
     return np.repeat(np.asarray(labels), mask.sum(axis=1))

@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidInputError
+from ...errors import InvalidInputError
 from .formats import (
     QuantizedMatrix,
     _scales_and_codes,

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.validation import array_module, as_array
-from ..errors import InvalidInputError
+from ...core.validation import array_module, as_array
+from ...errors import InvalidInputError
 from ._checks import as_index_array, check_duplicates
-from .coo import COO
-from .csr import CSR
+from .formats import COO, CSR
 
 __all__ = ["csr", "coo"]
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from ..core.owned import OwnsArrays
-from ..core.validation import as_array, check_allocation, read_only
-from ..errors import InvalidInputError
+from ...core.owned import OwnsArrays
+from ...core.validation import as_array, check_allocation, read_only
+from ...errors import InvalidInputError
 from ._checks import INT64_MAX, as_values, check_duplicates
 
 __all__ = ["CSF"]

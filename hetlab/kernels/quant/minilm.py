@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import HetlabError, InvalidInputError
+from ...errors import HetlabError, InvalidInputError
 
 __all__ = ["MiniLM", "load_minilm", "encode", "LINEARS", "linear_names"]
 

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from ...errors import InvalidInputError, KernelNotSupported
-from ...quant.formats import QuantizedMatrix
-from ._base import OverlayDriver
+from ...fpga.driver import OverlayDriver
+from .formats import QuantizedMatrix
 
 __all__ = ["GemvQDriver"]
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from ..core.validation import check_allocation, check_int
-from ..errors import InvalidInputError
-from .csr import CSR
+from ...core.validation import check_allocation, check_int
+from ...errors import InvalidInputError
+from .formats import CSR
 
 __all__ = ["make_matrix", "KINDS"]
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidInputError
+from ...errors import InvalidInputError
 from .formats import BITS, QuantizedMatrix, check_weights, quantize
 
 __all__ = ["BitPlan", "allocate_bits", "channel_importance"]

@@ -21,7 +21,7 @@ Calibration tokens carry a group label (a modality: vision/language in MBQ). Wit
 weights the group with most tokens dominates the loss; MBQ weights each group by its
 measured *sensitivity* instead: every token of group ``g`` gets ``p_t = σ_g / n_g``
 (normalized), so group ``g`` contributes in proportion to ``σ_g`` whatever its token count.
-How ``σ_g`` is measured is the caller's choice; :mod:`hetlab.quant.minilm` measures it
+How ``σ_g`` is measured is the caller's choice; :mod:`hetlab.kernels.quant.minilm` measures it
 loss-based: the increase of the model's final loss per unit of noise energy injected into
 that group's layer inputs.
 """
@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidInputError
+from ...errors import InvalidInputError
 from .formats import QuantizedMatrix, check_weights, quantize
 from .gptq import CLIP_RATIOS, check_tokens, gptq
 
@@ -82,7 +82,7 @@ class ScaledQuantizedMatrix:
 
     def matvec(self, x: Any, *, device: Any = None) -> np.ndarray:
         """``W x`` with the fused kernel: ``gemv_q(qw, x / s)``."""
-        from ..kernels.quant.api import gemv_q
+        from .api import gemv_q
 
         return gemv_q(self.qw, np.asarray(x, np.float32) / self.input_scale, device=device)
 
@@ -159,7 +159,7 @@ def calibrate_awq(w: Any, X: Any, *, bits: int = 4, group_size: int = 128,
     clip : bool, default True
         After the scale search, search a clipping ratio per (row, group) in [0.5, 1]
         (:func:`clip_search`, AWQ's second step); with GPTQ, the ratios
-        :data:`~hetlab.quant.gptq.CLIP_RATIOS` inside GPTQ's walk.
+        :data:`~hetlab.kernels.quant.gptq.CLIP_RATIOS` inside GPTQ's walk.
     quantizer : {"rtn", "gptq"}, default "rtn"
         How the scaled matrix is finally quantized: round-to-nearest (AWQ) or
         :func:`~hetlab.quant.gptq` with ``act_order=True`` on the scaled calibration inputs

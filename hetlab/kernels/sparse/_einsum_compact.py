@@ -11,7 +11,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from ..backends.numba import JIT_OPTIONS
+from ...backends.numba import JIT_OPTIONS
 
 __all__ = ["compact"]
 

@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from ..core.owned import OwnsArrays
-from ..core.validation import (
+from ...core.owned import OwnsArrays
+from ...core.validation import (
     array_module,
     as_array,
     cast_finite,
@@ -45,7 +45,7 @@ from ..core.validation import (
     owned_copy,
     read_only,
 )
-from ..errors import InvalidInputError
+from ...errors import InvalidInputError
 
 __all__ = [
     "BITS",

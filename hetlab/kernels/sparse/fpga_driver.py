@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from ...errors import InvalidInputError, KernelNotSupported
-from ...sparse import CSR
-from ._base import OverlayDriver
+from ...fpga.driver import OverlayDriver
+from .formats import CSR
 
 __all__ = ["SpmvDriver"]
 

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from ...errors import InvalidInputError, KernelNotSupported
-from ..protocol import FpgaDevice
-from ._base import OverlayDriver
+from ...fpga.driver import OverlayDriver
+from ...fpga.protocol import FpgaDevice
 
 __all__ = ["FpsDriver"]
 

@@ -10,7 +10,7 @@ in a parallel reduction).
 Sparse outputs (``append``: a join; ``workspace``: Gustavson's merge) never share a running
 counter between rows: row ``i`` writes its entries from ``off[i]`` on, where ``off`` are
 offsets of per-row upper bounds computed before the call; the caller compacts the rows
-afterwards (:func:`hetlab.sparse._einsum_compact.compact`). Gustavson's row workspace
+afterwards (:func:`hetlab.kernels.sparse._einsum_compact.compact`). Gustavson's row workspace
 (``w``, ``mark``, ``touched``) has one row per thread, picked with
 ``numba.get_thread_id()``; ``mark[j] == i`` says column ``j`` is already in row ``i``'s
 workspace, which holds across rows since a thread never runs the same row twice.

@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from ..core.owned import OwnsArrays
-from ..core.validation import check_int, read_only
-from ..errors import InvalidInputError
+from ...core.owned import OwnsArrays
+from ...core.validation import check_int, read_only
+from ...errors import InvalidInputError
 from ._checks import choose_index_dtype
-from .csr import CSR
+from .formats import COO, CSR
 
 __all__ = ["BSR", "ELL", "SELL"]
 
@@ -102,8 +102,6 @@ class BSR(OwnsArrays):
         r = (brow[:, None, None] * R + np.arange(R)[None, :, None]).repeat(C, axis=2)
         c = (self.indices[:, None, None].astype(np.int64) * C
              + np.arange(C)[None, None, :]).repeat(R, axis=1)
-        from .coo import COO
-
         return COO(r.ravel(), c.ravel(), self.data.ravel(), self.shape, check=False).tocsr()
 
     def toarray(self) -> np.ndarray:
@@ -197,8 +195,6 @@ class SELL(OwnsArrays):
         slot = np.flatnonzero(self.cols >= 0)
         s = np.searchsorted(self.slice_ptr, slot, side="right") - 1
         p = s * self.C + (slot - self.slice_ptr[s]) % self.C
-        from .coo import COO
-
         rows = self.perm.astype(np.int64)[p] if n else p
         return COO(rows, self.cols[slot], self.vals[slot], self.shape, check=False).tocsr()
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ..manifest import load_manifest
-from ..protocol import FpgaDevice, FpgaTimeout, device_lock
+from .manifest import load_manifest
+from .protocol import FpgaDevice, FpgaTimeout, device_lock
 
 __all__ = ["OverlayDriver"]
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import InvalidInputError
+from ...errors import InvalidInputError
 
 __all__ = ["SUPPORTED", "Loop", "Plan", "canonical", "plan"]
 

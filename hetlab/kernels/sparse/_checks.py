@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ..core.validation import array_module, as_array, cast_finite
-from ..errors import InvalidInputError
+from ...core.validation import array_module, as_array, cast_finite
+from ...errors import InvalidInputError
 
 __all__ = ["INT32_MAX", "INT64_MAX", "choose_index_dtype", "check_shape", "as_index_array",
            "narrow_index", "as_values", "check_in_range", "check_strictly_increasing_rows",
