@@ -96,3 +96,47 @@ def overlay_modules() -> dict[str, ModuleType]:
             module = importlib.import_module(get_impl(kernel, "fpga").__module__)
             found[module.OVERLAY] = module
     return found
+
+
+def overlay_kernel(name: str, driver: Callable[[Any], Any],
+                   scalars: Callable[..., dict[str, int]]) -> Callable[..., Any]:
+    """The ``device="fpga"`` implementation of one overlay, and its ``.modeled`` twin.
+
+    Parameters
+    ----------
+    name : str
+        The kernel's name (the implementation's ``__name__``).
+    driver : callable
+        The overlay's driver class (``hetlab.kernels.<family>.fpga_driver``): ``driver(device)``
+        makes one; it is made once per process, on the default device (a board, else the
+        emulator), on first call. The implementation reports the family's ``fpga`` module as
+        its ``__module__``, where :func:`overlay_modules` finds the overlay's facts.
+    scalars : callable
+        ``scalars(*args, **kwargs)``: the timing model's scalars of a call with these
+        validated arguments, e.g. ``{"n": 4096, "n_samples": 512, "start": 0}``.
+
+    Returns
+    -------
+    callable
+        ``impl(...)`` runs the overlay and returns its result; ``impl.modeled(...)`` also
+        returns the modeled timing as a :class:`~hetlab.core.modeled.ModeledRun` (seconds);
+        ``impl.driver()`` is the process's driver.
+    """
+    from .timing import model
+
+    get = once(lambda: driver(default_device()))
+
+    def impl(*args: Any, **kwargs: Any) -> Any:
+        return get()(*args, **kwargs)
+
+    def modeled(*args: Any, **kwargs: Any) -> ModeledRun:
+        drv = get()
+        result = drv(*args, **kwargs)
+        t = model(drv.manifest, drv.device.board, **scalars(*args, **kwargs))
+        return modeled_run(result, t)
+
+    impl.__name__ = impl.__qualname__ = name
+    impl.__module__ = driver.__module__.rpartition(".")[0] + ".fpga"  # the family's fpga module
+    impl.modeled = modeled  # type: ignore[attr-defined]
+    impl.driver = get  # type: ignore[attr-defined]
+    return impl

@@ -12,9 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.modeled import ModeledRun
-from ...fpga.device import default_device, modeled_run, once
-from ...fpga.timing import model
+from ...fpga.device import overlay_kernel
 from .fpga_driver import FpsDriver
 
 __all__ = ["OVERLAY", "Driver", "REPORT_SIZES", "fps", "selftest_cases"]
@@ -27,26 +25,13 @@ REPORT_SIZES = ({"n": 4096, "n_samples": 512, "start": 0},
                 {"n": 16384, "n_samples": 1024, "start": 0})
 
 
-@once
-def _driver() -> FpsDriver:
-    return FpsDriver(default_device())
-
-
-def fps(points: np.ndarray, n_samples: int, start: int) -> np.ndarray:
-    """FPS on the ``fps`` overlay: indices (n_samples,) int64 (float32 points only)."""
-    return _driver()(points, n_samples, start)
-
-
-def _fps_modeled(points: np.ndarray, n_samples: int, start: int) -> ModeledRun:
-    """FPS plus its modeled timing, as :class:`~hetlab.core.modeled.ModeledRun` (seconds)."""
-    drv = _driver()
-    result = drv(points, n_samples, start)
-    t = model(drv.manifest, drv.device.board, n=points.shape[0], n_samples=n_samples,
-              start=start)
-    return modeled_run(result, t)
-
-
-fps.modeled = _fps_modeled  # type: ignore[attr-defined]
+#: FPS on the ``fps`` overlay: indices (n_samples,) int64 (float32 points only);
+#: ``fps.modeled(...)`` adds the modeled timing
+fps = overlay_kernel(
+    "fps", FpsDriver,
+    lambda points, n_samples, start: {"n": points.shape[0], "n_samples": n_samples,
+                                      "start": start},
+)
 
 
 def selftest_cases(sizes: Sequence[int]) -> list[tuple[dict[str, Any], dict[str, int]]]:

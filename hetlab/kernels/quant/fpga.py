@@ -16,9 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.modeled import ModeledRun
-from ...fpga.device import default_device, modeled_run, once
-from ...fpga.timing import model
+from ...fpga.device import overlay_kernel
 from .formats import QuantizedMatrix
 from .fpga_driver import GemvQDriver
 from .spec import make_quantized
@@ -35,26 +33,12 @@ REPORT_SIZES = ({"rows": 1024, "cols": 1024, "group_size": 128},
 _F32 = np.float32
 
 
-@once
-def _driver() -> GemvQDriver:
-    return GemvQDriver(default_device())
-
-
-def gemv_q(qw: Any, x: np.ndarray) -> np.ndarray:
-    """W4A16 GEMV on the ``gemv_q`` overlay: y (out,) float32 (4-bit ``qw`` only)."""
-    return _driver()(qw, x)
-
-
-def _gemv_q_modeled(qw: Any, x: np.ndarray) -> ModeledRun:
-    """gemv_q plus its modeled timing, as :class:`~hetlab.core.modeled.ModeledRun` (seconds)."""
-    drv = _driver()
-    result = drv(qw, x)
-    t = model(drv.manifest, drv.device.board, rows=qw.out_features, cols=qw.padded_in,
-              group_size=qw.group_size)
-    return modeled_run(result, t)
-
-
-gemv_q.modeled = _gemv_q_modeled  # type: ignore[attr-defined]
+#: W4A16 GEMV on the ``gemv_q`` overlay: y (out,) float32 (4-bit ``qw`` only);
+#: ``gemv_q.modeled(...)`` adds the modeled timing
+gemv_q = overlay_kernel(
+    "gemv_q", GemvQDriver,
+    lambda qw, x: {"rows": qw.out_features, "cols": qw.padded_in, "group_size": qw.group_size},
+)
 
 
 def selftest_cases(sizes: Sequence[int]) -> list[tuple[dict[str, Any], dict[str, int]]]:

@@ -16,9 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.modeled import ModeledRun
-from ...fpga.device import default_device, modeled_run, once
-from ...fpga.timing import model
+from ...fpga.device import overlay_kernel
 from .formats import CSR
 from .fpga_driver import SpmvDriver
 from .generate import make_matrix
@@ -35,25 +33,12 @@ REPORT_SIZES = ({"n_rows": 4096, "n_cols": 4096, "nnz": 65536},
 _F32 = np.float32
 
 
-@once
-def _driver() -> SpmvDriver:
-    return SpmvDriver(default_device())
-
-
-def spmv(A: Any, x: np.ndarray) -> np.ndarray:
-    """CSR SpMV on the ``spmv`` overlay: y (n_rows,) float32 (float32 ``A`` only)."""
-    return _driver()(A, x)
-
-
-def _spmv_modeled(A: Any, x: np.ndarray) -> ModeledRun:
-    """spmv plus its modeled timing, as :class:`~hetlab.core.modeled.ModeledRun` (seconds)."""
-    drv = _driver()
-    result = drv(A, x)
-    t = model(drv.manifest, drv.device.board, n_rows=A.shape[0], n_cols=A.shape[1], nnz=A.nnz)
-    return modeled_run(result, t)
-
-
-spmv.modeled = _spmv_modeled  # type: ignore[attr-defined]
+#: CSR SpMV on the ``spmv`` overlay: y (n_rows,) float32 (float32 ``A`` only);
+#: ``spmv.modeled(...)`` adds the modeled timing
+spmv = overlay_kernel(
+    "spmv", SpmvDriver,
+    lambda A, x: {"n_rows": A.shape[0], "n_cols": A.shape[1], "nnz": A.nnz},
+)
 
 
 def selftest_cases(sizes: Sequence[int]) -> list[tuple[dict[str, Any], dict[str, int]]]:
