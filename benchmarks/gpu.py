@@ -186,7 +186,7 @@ def _quant_row(qw: Any, X: np.ndarray, w16: Any, w32: Any, args: argparse.Namesp
     import cupy
 
     import hetlab as hl
-    from hetlab.kernels.quant import cuda as qk
+    from hetlab.kernels.quant import cupy as qk
     from hetlab.kernels.quant import reference
     from hetlab.kernels.quant.spec import GEMM_Q, TOLERANCE
 

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = r"""
 import numpy as np
 from hetlab import quant
-from hetlab.kernels.quant import cuda as qc, reference
+from hetlab.kernels.quant import cupy as qc, reference
 from hetlab.kernels.quant.spec import TOLERANCE
 import hetlab as hl
 err = hl.gemv_q.spec.error

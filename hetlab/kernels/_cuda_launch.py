@@ -1,7 +1,7 @@
 """How the Numba CUDA kernels of every family are launched on CuPy arrays.
 
 Shared by :mod:`hetlab.kernels.pointcloud.cupy`, :mod:`hetlab.kernels.sparse.cupy` and
-:mod:`hetlab.kernels.quant.cuda`. Never imports CuPy itself: the array namespace comes from
+:mod:`hetlab.kernels.quant.cupy`. Never imports CuPy itself: the array namespace comes from
 the caller, and under Numba's CUDA simulator (NumPy arrays) arguments pass through unchanged.
 """
 

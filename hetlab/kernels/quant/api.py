@@ -20,10 +20,10 @@ Device = str | Backend | None
 for _spec in (GEMV_Q, GEMM_Q):
     register_kernel(_spec)
     register_impl(_spec.name, "numba", f"hetlab.kernels.quant.numba:{_spec.name}")
-    register_impl(_spec.name, "cupy", f"hetlab.kernels.quant.cuda:{_spec.name}")
+    register_impl(_spec.name, "cupy", f"hetlab.kernels.quant.cupy:{_spec.name}")
 register_kernel(GEMV_W4A8)
 register_impl("gemv_w4a8", "numba", "hetlab.kernels.quant.numba:gemv_w4a8")
-register_impl("gemv_w4a8", "cupy", "hetlab.kernels.quant.cuda:gemv_w4a8")
+register_impl("gemv_w4a8", "cupy", "hetlab.kernels.quant.cupy:gemv_w4a8")
 register_impl("gemv_q", "fpga", "hetlab.kernels.quant.fpga:gemv_q")  # the gemv_q overlay
 
 
