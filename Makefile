@@ -27,7 +27,9 @@ test: setup
 	$(BIN)/ruff check hetlab tests benchmarks scripts
 	$(BIN)/python scripts/build_notebooks.py --check
 	$(BIN)/python -m pytest -q -p no:cacheprovider --doctest-modules hetlab
-	$(BIN)/python -m pytest tests notebooks $(NBVAL)
+	# the unit tests on both cores (a test file stays on one worker), then the notebooks
+	$(BIN)/python -m pytest -n 2 --dist loadfile tests
+	$(BIN)/python -m pytest notebooks $(NBVAL)
 
 test-fast: setup
 	$(BIN)/python -m pytest -x -q -m "not slow" tests
