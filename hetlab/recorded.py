@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from ._resources import resource_dir
 from .errors import InvalidInputError
 from .results import add_derived, load, save
 
@@ -26,11 +27,12 @@ _NOT_RUN = "not run at this size"
 
 
 def recorded_dir() -> Path:
-    """The folder holding recordings: ``$HETLAB_RECORDED`` or the repository's data/recorded."""
+    """The folder holding recordings: ``$HETLAB_RECORDED``, else the ``data/recorded/`` this
+    installation holds (the checkout's, or the wheel's copy: :mod:`hetlab._resources`)."""
     env = os.environ.get("HETLAB_RECORDED")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[1] / "data" / "recorded"
+    return resource_dir("data") / "recorded"
 
 
 def record(ds: xr.Dataset, *, folder: str | os.PathLike[str] | None = None,
