@@ -1,0 +1,151 @@
+"""The shipped-files finder (hetlab._resources), ``hetlab notebooks``, the version in one place
+and the project files a user expects (LICENSE, CITATION.cff, CHANGELOG.md, CONTRIBUTING.md)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+from pathlib import Path
+
+import pytest
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+import hetlab
+from hetlab import _resources
+from hetlab.cli import main
+from hetlab.errors import HetlabError, InvalidInputError
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_checkout_reads_the_top_level_folders() -> None:
+    assert _resources.checkout_dir() == REPO
+    for folder in _resources.FOLDERS:
+        assert _resources.resource_dir(folder) == REPO / folder
+
+
+def test_unknown_folder_is_refused_by_name() -> None:
+    with pytest.raises(InvalidInputError, match=r"folder must be one of .*got 'overlay'"):
+        _resources.resource_dir("overlay")
+
+
+def test_installed_layout_reads_the_packaged_copy(tmp_path, monkeypatch) -> None:
+    pkg = tmp_path / "site-packages" / "hetlab"
+    (pkg / "_data" / "data").mkdir(parents=True)
+    monkeypatch.setattr(_resources, "_PACKAGE", pkg)
+    assert _resources.checkout_dir() is None
+    assert _resources.resource_dir("data") == pkg / "_data" / "data"
+    # a missing folder still names the place this installation should hold it
+    assert _resources.resource_dir("overlays") == pkg / "_data" / "overlays"
+
+
+def test_checkout_wins_over_a_stale_packaged_copy(tmp_path, monkeypatch) -> None:
+    pkg = tmp_path / "repo" / "hetlab"
+    (pkg / "_data" / "overlays").mkdir(parents=True)
+    (tmp_path / "repo" / "overlays").mkdir()
+    (tmp_path / "repo" / "pyproject.toml").write_text("")
+    monkeypatch.setattr(_resources, "_PACKAGE", pkg)
+    assert _resources.resource_dir("overlays") == tmp_path / "repo" / "overlays"
+    assert _resources.resource_dir("data") == pkg / "_data" / "data"
+
+
+def test_every_reader_of_the_shipped_folders_uses_the_finder(monkeypatch) -> None:
+    from hetlab.fpga import buildgen, manifest
+    from hetlab.kernels.quant import minilm_eval
+    from hetlab.recorded import recorded_dir
+
+    monkeypatch.delenv("HETLAB_OVERLAYS", raising=False)
+    monkeypatch.delenv("HETLAB_RECORDED", raising=False)
+    assert manifest.overlays_dir() == _resources.resource_dir("overlays")
+    assert buildgen.SHARED_DIR == _resources.resource_dir("overlays") / "_build"
+    assert recorded_dir() == _resources.resource_dir("data") / "recorded"
+    assert minilm_eval.SENTENCES.parent == _resources.resource_dir("data")
+    assert minilm_eval.CALIBRATION.parent == _resources.resource_dir("data")
+    # no other module locates files from its own path (the way a wheel breaks)
+    users = sorted(str(p.relative_to(REPO)) for p in (REPO / "hetlab").rglob("*.py")
+                   if "__file__" in p.read_text(encoding="utf-8"))
+    assert users == ["hetlab/_resources.py"]
+
+
+def test_copy_notebooks_never_overwrites_without_force(tmp_path) -> None:
+    series = sorted(p.name for p in (REPO / "notebooks").glob("*.ipynb"))
+    written = _resources.copy_notebooks(tmp_path / "a" / "b")
+    assert [p.name for p in written] == series
+    (tmp_path / "a" / "b" / series[-1]).write_text("mine")
+    with pytest.raises(InvalidInputError, match=rf"already holds .*{series[-1]}.*--force"):
+        _resources.copy_notebooks(tmp_path / "a" / "b")
+    assert (tmp_path / "a" / "b" / series[-1]).read_text() == "mine"
+    _resources.copy_notebooks(tmp_path / "a" / "b", force=True)
+    assert (tmp_path / "a" / "b" / series[-1]).read_bytes() == \
+        (REPO / "notebooks" / series[-1]).read_bytes()
+
+
+def test_copy_notebooks_refuses_a_file_and_an_empty_installation(tmp_path, monkeypatch) -> None:
+    (tmp_path / "f").write_text("")
+    with pytest.raises(InvalidInputError, match="dest must be a folder"):
+        _resources.copy_notebooks(tmp_path / "f")
+    monkeypatch.setattr(_resources, "_PACKAGE", tmp_path / "site-packages" / "hetlab")
+    with pytest.raises(HetlabError, match="holds no notebooks"):
+        _resources.copy_notebooks(tmp_path / "g")
+
+
+def test_cli_notebooks(tmp_path, capsys) -> None:
+    n = len(list((REPO / "notebooks").glob("*.ipynb")))
+    assert main(["notebooks", str(tmp_path / "nb")]) == 0
+    assert f"copied {n} notebooks" in capsys.readouterr().out
+    assert main(["notebooks", str(tmp_path / "nb")]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert main(["notebooks", str(tmp_path / "nb"), "--force"]) == 0
+
+
+def _pyproject() -> dict:
+    return tomllib.loads((REPO / "pyproject.toml").read_text())
+
+
+def test_version_is_written_once() -> None:
+    proj = _pyproject()
+    assert "version" not in proj["project"] and "version" in proj["project"]["dynamic"]
+    assert proj["tool"]["setuptools"]["dynamic"]["version"] == \
+        {"attr": "hetlab._version.__version__"}
+    from hetlab._version import __version__
+
+    assert hetlab.__version__ is __version__
+    # the installed metadata (make reinstalls when hetlab/_version.py changes)
+    assert importlib.metadata.version("hetlab") == hetlab.__version__
+
+
+def test_license_matches_the_spdx_expression() -> None:
+    assert _pyproject()["project"]["license"] == "BSD-3-Clause"
+    text = (REPO / "LICENSE").read_text()
+    assert text.startswith("BSD 3-Clause License")
+    assert "Copyright (c) 2026, the hetlab authors" in text
+    assert "Neither the name of the copyright holder" in text  # clause 3
+
+
+def test_citation_cff() -> None:
+    yaml = pytest.importorskip("yaml")
+    cff = yaml.safe_load((REPO / "CITATION.cff").read_text())
+    assert cff["cff-version"] == "1.2.0"
+    assert {"message", "title", "authors"} <= set(cff)
+    assert cff["type"] in {"software", "dataset"}
+    assert cff["version"] == hetlab.__version__
+    assert cff["license"] == _pyproject()["project"]["license"]
+    assert all(("name" in a) or ("family-names" in a) for a in cff["authors"])
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(cff["date-released"]))
+
+
+def test_changelog_has_this_version() -> None:
+    text = (REPO / "CHANGELOG.md").read_text()
+    assert "keepachangelog.com" in text
+    assert re.search(rf"^## \[{re.escape(hetlab.__version__)}\]", text, re.MULTILINE)
+
+
+def test_contributing_names_files_that_exist() -> None:
+    text = (REPO / "CONTRIBUTING.md").read_text()
+    for ref in re.findall(r"`((?:docs|scripts|tests|notebooks|hetlab)/[\w./-]+)`", text):
+        assert (REPO / ref.split("::")[0]).exists(), ref
+    assert "docs/ARCHITECTURE.md" in text and "make test" in text
