@@ -149,3 +149,54 @@ def test_contributing_names_files_that_exist() -> None:
     for ref in re.findall(r"`((?:docs|scripts|tests|notebooks|hetlab)/[\w./-]+)`", text):
         assert (REPO / ref.split("::")[0]).exists(), ref
     assert "docs/ARCHITECTURE.md" in text and "make test" in text
+
+
+def test_record_names_the_machine(tmp_path) -> None:
+    from hetlab.recorded import record, recordings
+
+    ds = hetlab.compare(hetlab.fps, sizes=[200], devices=["numpy"], repeats=1, progress=False)
+    path = record(ds, folder=tmp_path, machine="NVIDIA H200 (lent)")
+    assert path.name == f"fps-cpu-nvidia-h200-lent-{ds.attrs['created'][:10]}.nc"
+    assert "machine" not in ds.attrs  # the caller's Dataset is unchanged
+    (rec,) = recordings("fps", tmp_path)
+    assert rec.attrs["machine"] == "NVIDIA H200 (lent)"
+    with pytest.raises(InvalidInputError, match="machine must be a non-empty string"):
+        record(ds, folder=tmp_path, machine=" ")
+
+
+def test_gpu_benchmark_offload_recording_names_the_machine(tmp_path) -> None:
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("gpu_bench", REPO / "benchmarks" / "gpu.py")
+    gpu = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu)
+    rows = [{"kernel": "matmul", "size": 100, "notes": ["no cuda plan"]}]
+    path = Path(gpu.write_offload_recording(rows, str(tmp_path / "rec"), "NVIDIA H200",
+                                            "NVIDIA H200 NVL"))
+    assert path.parent == tmp_path / "rec"
+    assert re.fullmatch(r"offload-search-nvidia-h200-\d{4}-\d{2}-\d{2}\.json", path.name)
+    doc = json.loads(path.read_text())
+    assert doc["machine"] == "NVIDIA H200" and doc["device_name"] == "NVIDIA H200 NVL"
+    assert doc["rows"] == rows and doc["hetlab"] == hetlab.__version__
+
+
+@pytest.mark.slow
+def test_gpu_check_without_a_gpu_writes_nothing(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from hetlab.core.registry import get_backend
+
+    if get_backend("cupy").why_not() is None:
+        pytest.skip("a GPU is present: make gpu-check runs for real there")
+    before = set((REPO / "data" / "recorded").glob("*")) | set(REPO.glob("benchmarks/results/*"))
+    env = {**os.environ, "OUT": str(tmp_path), "PYTHON": sys.executable}
+    run = subprocess.run(["bash", str(REPO / "scripts" / "gpu_check.sh")], env=env,
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 2, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "no usable GPU" in run.stdout
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["env.txt", "logs"]
+    after = set((REPO / "data" / "recorded").glob("*")) | set(REPO.glob("benchmarks/results/*"))
+    assert after == before
