@@ -9,7 +9,7 @@ reference) before it is timed. Bandwidth fractions are against the device-to-dev
 measured first (bytes read + bytes written), on the compulsory bytes of each kernel's cost
 model (the arrays read once, the output written once).
 
-    python benchmarks/gpu.py                    # ~2 minutes on an H100/H200-class card
+    python benchmarks/gpu.py                    # gpu_check.sh gives it 200 s
     python benchmarks/gpu.py --quick            # small sizes: a smoke run
     python benchmarks/gpu.py --only sparse,quant
     python benchmarks/gpu.py --record-dir data/recorded --machine "NVIDIA H200"

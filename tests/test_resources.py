@@ -200,3 +200,14 @@ def test_gpu_check_without_a_gpu_writes_nothing(tmp_path) -> None:
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["env.txt", "logs"]
     after = set((REPO / "data" / "recorded").glob("*")) | set(REPO.glob("benchmarks/results/*"))
     assert after == before
+
+
+def test_every_cited_results_file_is_committed() -> None:
+    """A report or recording a doc or docstring cites exists (the lost H200 file did not)."""
+    texts = [REPO / "README.md", *REPO.glob("docs/*.md"), *REPO.glob("hetlab/**/*.py"),
+             *REPO.glob("benchmarks/*.py")]
+    cited = {(p.relative_to(REPO), m) for p in texts
+             for m in re.findall(r"(?:benchmarks/results|data/recorded)/[\w.-]+\.(?:md|nc|json)",
+                                 p.read_text(encoding="utf-8"))}
+    missing = sorted((str(p), m) for p, m in cited if not (REPO / m).is_file())
+    assert missing == []
