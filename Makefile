@@ -4,7 +4,8 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements/constraints.txt | cksum | cut -d' ' -f1)
+# reinstall when the metadata changes: pyproject, pins, the version (hetlab/_version.py), setup.py
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements/constraints.txt hetlab/_version.py setup.py | cksum | cut -d' ' -f1)
 NBVAL := --nbval --nbval-sanitize-with notebooks/sanitize.cfg --nbval-current-env
 
 .PHONY: setup lab test test-fast test-browser bench notebooks gpu-check clean

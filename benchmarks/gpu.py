@@ -9,9 +9,12 @@ reference) before it is timed. Bandwidth fractions are against the device-to-dev
 measured first (bytes read + bytes written), on the compulsory bytes of each kernel's cost
 model (the arrays read once, the output written once).
 
-    python benchmarks/gpu.py                    # ~2 minutes on an H100/H200-class card
+    python benchmarks/gpu.py                    # gpu_check.sh gives it 200 s
     python benchmarks/gpu.py --quick            # small sizes: a smoke run
     python benchmarks/gpu.py --only sparse,quant
+    python benchmarks/gpu.py --record-dir data/recorded --machine "NVIDIA H200"
+                                                # also writes the offload search's plans as
+                                                # offload-search-<machine>-<date>.json
 
 Columns: ``hetlab`` is the kernel launch alone (the backend function on device-resident
 operands), ``hl.api`` the public call (``hl.spmv`` …: validation included), ``lib`` the NVIDIA
@@ -250,15 +253,14 @@ def quant_section(args: argparse.Namespace, bw: dict[str, float]) -> None:
     print("(GB/s: the quantized matrix with its scales/zeros, activations in, outputs out)")
 
 
-def offload_section(args: argparse.Namespace) -> None:
-    """offload.search with the cuda target beside numba: plans, times, transfers."""
+def offload_section(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """offload.search with the cuda target beside numba: plans, times, transfers (the rows)."""
     from hetlab import offload
     from hetlab.offload import MeasureOptions
     from hetlab.offload.examples import EXAMPLES
 
     # 4× the CPU benchmark's work per kernel (benchmarks/offload.py sizes: serial njit
-    # 10–100 ms on 2 cores): at those sizes (H200, 2026-11-30) no cuda loop variant beat
-    # serial njit once launches and copies were counted
+    # 10–100 ms on 2 cores), so launches and copies weigh as they would in the CPU benchmark
     sizes = {"jacobi_2d": 2000, "heat_3d": 160, "matmul": 480}
     if args.quick:
         sizes = {"jacobi_2d": 200, "matmul": 100}
@@ -267,6 +269,7 @@ def offload_section(args: argparse.Namespace) -> None:
     head = (f"{'kernel':<14}{'size':>6}{'serial njit':>12}{'numba plan':>11}{'cuda plan':>10}"
             f"{'cuda/serial':>12}  {'cuda loops':<16}{'copies naive→reduced':>22}")
     print(head + "\n" + "-" * len(head))
+    rows: list[dict[str, Any]] = []
     for name, size in sizes.items():
         ex = EXAMPLES[name]
         plan = offload.search(ex.fn, ex.make_args(size), targets=["cuda", "numba"], budget=4,
@@ -275,6 +278,7 @@ def offload_section(args: argparse.Namespace) -> None:
         cu, nb = plan.alternatives.get("cuda"), plan.alternatives.get("numba")
         if cu is None or nb is None:
             print(f"{name:<14}{size:>6}  no cuda plan: {'; '.join(plan.notes)}")
+            rows.append({"kernel": name, "size": size, "notes": list(plan.notes)})
             continue
         tr = cu.transfers
         moved = (f"{tr['naive']['copies']}→{tr['reduced']['copies']}" if tr else "-")
@@ -282,6 +286,35 @@ def offload_section(args: argparse.Namespace) -> None:
               f"{cu.time_s * 1e3:10.2f}{plan.serial_s / cu.time_s:11.2f}x  "
               f"{'+'.join([*cu.blocks, *cu.loops]) or '(serial)':<16}{moved:>22}"
               f"{'' if cu.verified else '  NOT VERIFIED'}", flush=True)
+        rows.append({"kernel": name, "size": size, "serial_njit_s": plan.serial_s,
+                     "numba_plan_s": nb.time_s, "cuda_plan_s": cu.time_s,
+                     "cuda_verified": bool(cu.verified), "numba_verified": bool(nb.verified),
+                     "cuda_loops": [*cu.blocks, *cu.loops], "copies_naive_reduced": moved})
+    return rows
+
+
+def write_offload_recording(rows: list[dict[str, Any]], folder: str, machine: str,
+                            device_name: str) -> str:
+    """The offload search's rows as ``<folder>/offload-search-<machine>-<date>.json``, with
+    the machine, GPU, date and versions as provenance; returns the path written."""
+    import json
+    import os
+
+    import hetlab
+    from hetlab.recorded import machine_slug
+
+    date = time.strftime("%Y-%m-%d", time.gmtime())
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"offload-search-{machine_slug(machine)}-{date}.json")
+    doc = {"kind": "offload search, cuda and numba targets (benchmarks/gpu.py)",
+           "units": "seconds (median wall time, host arrays in and out)",
+           "machine": machine, "device_name": device_name,
+           "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "host": platform.node(), "python": platform.python_version(),
+           "hetlab": hetlab.__version__, "command": " ".join(sys.argv), "rows": rows}
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh, indent=1)
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -290,6 +323,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=None, help="timed samples (median)")
     p.add_argument("--inner", type=int, default=10, help="back-to-back calls per sample")
     p.add_argument("--only", default=",".join(SECTIONS), help=f"sections of {SECTIONS}")
+    p.add_argument("--record-dir", default=None,
+                   help="also write the offload search's plans there as a JSON recording")
+    p.add_argument("--machine", default=None,
+                   help="the machine in words, for the recording (default: the GPU's name)")
     args = p.parse_args(argv)
     # numba-cuda warns of small grids at every small launch (the offload search's variants)
     warnings.filterwarnings("ignore", message=".*under-utilization.*")
@@ -313,9 +350,16 @@ def main(argv: list[str] | None = None) -> int:
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     status = 0
     bw = bandwidth(args)
+    def offload() -> None:
+        rows = offload_section(args)
+        if args.record_dir:
+            machine = args.machine or str(info["device_name"])
+            print("recorded", write_offload_recording(rows, args.record_dir, machine,
+                                                      str(info["device_name"])))
+
     for section, run in (("sparse", lambda: sparse_section(args, bw)),
                          ("quant", lambda: quant_section(args, bw)),
-                         ("offload", lambda: offload_section(args))):
+                         ("offload", offload)):
         if section not in only:
             continue
         try:

@@ -15,6 +15,7 @@ explicit imports below are for static tools; a kernel family added to
 from . import accessor as _accessor  # noqa: F401  (registers ds.hetlab)
 from . import backends as _backends  # noqa: F401  (registers the backends)
 from . import offload, quant, sparse, viz
+from ._version import __version__ as __version__  # written once, in _version.py
 from .check import check
 from .core.registry import available_backends, backend_names, kernel_names
 from .devices import devices, set_threads
@@ -34,8 +35,6 @@ from .kernels.sparseconv import sparse_conv3d
 from .recorded import record
 from .results import load, save
 from .sweep import compare
-
-__version__ = "0.1.0"
 
 
 def _document_devices() -> None:

@@ -1,9 +1,11 @@
-"""The ``hetlab`` command: ``devices``, ``bench``, ``lab``, ``offload``.
+"""The ``hetlab`` command: ``devices``, ``bench``, ``lab``, ``notebooks``, ``offload``.
 
 ``hetlab devices``                       table of backends: available, why not, peak figures
 ``hetlab bench fps --sizes 10000,100000 --devices numpy,numba [--out fps.nc]``
                                          runs :func:`hetlab.compare`, prints a table, writes netCDF
 ``hetlab lab``                           JupyterLab on notebooks/, bound to 127.0.0.1, token auth
+``hetlab notebooks DEST [--force]``      copies the notebook series into DEST (never overwrites
+                                         a notebook there without --force)
 ``hetlab offload file.py:function --targets numba,cupy,fpga``
                                          offload extraction: analysis, GA search, generated code
 """
@@ -96,6 +98,16 @@ def _cmd_lab(args: argparse.Namespace) -> int:
     return subprocess.call(cmd)
 
 
+def _cmd_notebooks(args: argparse.Namespace) -> int:
+    from ._resources import copy_notebooks
+
+    written = copy_notebooks(args.dest, force=args.force)
+    for path in written:
+        print(path)
+    print(f"copied {len(written)} notebooks; open them with: hetlab lab --notebooks {args.dest}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``hetlab`` command."""
     p = argparse.ArgumentParser(prog="hetlab", description=__doc__.splitlines()[0])
@@ -127,6 +139,13 @@ def build_parser() -> argparse.ArgumentParser:
                           "(token auth stays on)")
     lab.add_argument("--dry-run", action="store_true", help="print the command, do not run it")
     lab.set_defaults(func=_cmd_lab)
+
+    nb = sub.add_parser("notebooks", help="copy the notebook series into a folder")
+    nb.add_argument("dest", nargs="?", default="hetlab-notebooks",
+                    help="folder to copy into (default: hetlab-notebooks)")
+    nb.add_argument("--force", action="store_true",
+                    help="overwrite notebooks of the series already in DEST")
+    nb.set_defaults(func=_cmd_notebooks)
 
     from .offload import register_offload_cli
 

@@ -12,29 +12,41 @@ Recordings are looked up in ``$HETLAB_RECORDED`` if set, else in the repository'
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
+from ._resources import resource_dir
 from .errors import InvalidInputError
 from .results import add_derived, load, save
 
-__all__ = ["record", "recordings", "with_recorded", "recorded_dir"]
+__all__ = ["record", "recordings", "with_recorded", "recorded_dir", "machine_slug"]
 
 _NOT_RUN = "not run at this size"
 
 
 def recorded_dir() -> Path:
-    """The folder holding recordings: ``$HETLAB_RECORDED`` or the repository's data/recorded."""
+    """The folder holding recordings: ``$HETLAB_RECORDED``, else the ``data/recorded/`` this
+    installation holds (the checkout's, or the wheel's copy: :mod:`hetlab._resources`)."""
     env = os.environ.get("HETLAB_RECORDED")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[1] / "data" / "recorded"
+    return resource_dir("data") / "recorded"
+
+
+def machine_slug(machine: str) -> str:
+    """``machine`` as a file-name part: lower case, runs of other characters as one ``-``.
+
+    >>> machine_slug("NVIDIA H200 (lent, 141 GB)")
+    'nvidia-h200-lent-141-gb'
+    """
+    return re.sub(r"[^a-z0-9]+", "-", machine.lower()).strip("-") or "machine"
 
 
 def record(ds: xr.Dataset, *, folder: str | os.PathLike[str] | None = None,
-           name: str | None = None) -> Path:
+           name: str | None = None, machine: str | None = None) -> Path:
     """Save a comparison as a recording; only devices that were measured and verified are kept.
 
     Parameters
@@ -44,7 +56,11 @@ def record(ds: xr.Dataset, *, folder: str | os.PathLike[str] | None = None,
     folder : path, optional
         Default :func:`recorded_dir`.
     name : str, optional
-        File stem; default ``"<kernel>-<device kinds>-<host>-<date>"``.
+        File stem; default ``"<kernel>-<device kinds>-<machine or host>-<date>"``.
+    machine : str, optional
+        The machine the run was made on, in words (``"NVIDIA H200"``): kept as the recording's
+        ``machine`` attribute beside the host facts ``hl.compare`` stores, and named in the
+        default file stem. Default: the host name.
 
     Returns
     -------
@@ -55,10 +71,16 @@ def record(ds: xr.Dataset, *, folder: str | os.PathLike[str] | None = None,
         raise InvalidInputError(
             "record: ds must hold at least one measured, verified device; got none."
         )
+    if machine is not None and (not isinstance(machine, str) or not machine.strip()):
+        raise InvalidInputError(
+            f"record: machine must be a non-empty string naming the machine; got {machine!r}."
+        )
     rec = ds.sel(device=ds["device"][keep.values])
+    if machine is not None:
+        rec = rec.assign_attrs(machine=machine.strip())
     kinds = "-".join(sorted({str(k) for k in rec["kind"].values}))
-    stem = name or f"{ds.attrs['kernel']}-{kinds}-{ds.attrs.get('host', 'host')}-" \
-                   f"{str(ds.attrs.get('created', ''))[:10]}"
+    where = machine_slug(machine) if machine is not None else ds.attrs.get("host", "host")
+    stem = name or f"{ds.attrs['kernel']}-{kinds}-{where}-{str(ds.attrs.get('created', ''))[:10]}"
     out = Path(folder) if folder is not None else recorded_dir()
     out.mkdir(parents=True, exist_ok=True)
     return Path(save(rec, out / f"{stem}.nc"))

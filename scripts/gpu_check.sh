@@ -10,21 +10,35 @@
 #   3. runs tests/gpu (real GPU vs numpy reference, cuSPARSE) and the cupy cases of the
 #      cross-backend tests (point clouds, sparse, quant, offload GPU blocks)
 #                                                                     -> pytest.log
-#   4. benchmarks/gpu.py: copy bandwidth, transfers, SpMV/SpMM vs cuSPARSE, quantized
-#      GEMV/GEMM vs cuBLAS, offload search with the cuda target    -> gpu_bench.log
-#   5. times fps, knn, spmv, gemv_q on numpy / numba / cupy (hl.compare) -> timing.log, recordings
-#      (<kernel>-gpu-<date>.nc; copy them into data/recorded/) or *.csv without h5netcdf;
-#      at most 8 files come back from the device tool: keep the outputs to these
+#   4. benchmarks/gpu.py: copy bandwidth, transfers, SpMV/SpMM vs the NVIDIA libraries,
+#      quantized GEMV/GEMM, offload search with the cuda target    -> gpu_bench.log and the
+#      recording data/recorded/offload-search-<machine>-<date>.json
+#   5. times fps, knn, spmv, spmm, gemv_q on numpy / numba / cupy (hl.compare)
+#                                  -> timing.log and data/recorded/<kernel>-<kinds>-<machine>-<date>.nc
+#      (a .csv beside them instead where h5netcdf is missing)
+#   6. writes the report benchmarks/results/gpu-check-<machine>-<date>.md: machine, versions,
+#      test summary, the benchmark and the timings, the recordings written
+# The recordings and the report land in the working tree, ready to commit; each names the
+# machine: $GPU_CHECK_MACHINE, else the GPU's name from nvidia-smi. When $OUT is set (the
+# device tool's output folder) they are also copied to $OUT/data/recorded/ and
+# $OUT/benchmarks/results/ (copy $OUT's two folders over the checkout to commit them) and the
+# logs go to $OUT/logs; else the logs go to ./gpu-check-logs (ignored by git).
 # Each step has its own time limit (GPU_CHECK_TESTS_S, GPU_CHECK_BENCH_S, GPU_CHECK_TIMING_S:
 # 150, 200, 90 s), so one slow step cannot eat a short device lease; about 6 minutes in all.
-# Logs go to $OUT when set (the device tool's output folder), else ./gpu-check-logs.
 # Exit status: 0 all passed; 1 a test or the timing failed; 2 no usable GPU.
 set -u -o pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT" || exit 2
 PY="${PYTHON:-python3}"
-LOG="${OUT:-$ROOT/gpu-check-logs}"
-mkdir -p "$LOG"
+LOG="${OUT:+$OUT/logs}"
+LOG="${LOG:-$ROOT/gpu-check-logs}"
+REC="$ROOT/data/recorded"          # recordings: where hl.compare(..., include_recorded=True) looks
+RES="$ROOT/benchmarks/results"     # reports
+DATE="$(date -u +%F)"
+mkdir -p "$LOG" "$REC" "$RES"
+STARTED="$LOG/.started"         # files newer than this were written by this run
+touch "$STARTED"
+trap 'rm -f "$STARTED"' EXIT
 # (numba-cuda builds that predate NumPy 2.5 need np.row_stack, which NumPy 2.5 removed:
 # hetlab's GPU probe restores the alias, see hetlab/backends/cupy.py; the preflight below
 # compiles one kernel, so a toolchain that cannot compile stops the check in seconds.)
@@ -58,6 +72,14 @@ except Exception as exc:
     print("cupy runtime:", exc)
 EOF
 } 2>&1 | tee -a "$LOG/env.txt"
+
+MACHINE="${GPU_CHECK_MACHINE:-$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null \
+  | head -n 1)}"
+MACHINE="${MACHINE:-unknown GPU machine}"
+SLUG="$(printf '%s' "$MACHINE" | tr 'A-Z' 'a-z' | tr -cs 'a-z0-9' '-' | sed 's/^-*//; s/-*$//')"
+REPORT="$RES/gpu-check-${SLUG:-machine}-$DATE.md"
+export GPU_CHECK_MACHINE="$MACHINE"
+echo "machine: $MACHINE" | tee -a "$LOG/env.txt"
 
 echo "== install (no network)"
 # Wheels carried to the machine (device tool: carry [".whl"]), e.g. h5netcdf so that the
@@ -118,24 +140,25 @@ timeout "${GPU_CHECK_TESTS_S:-150}" "$PY" -m pytest -q -rfEs -p no:cacheprovider
 tail -n 30 "$LOG/pytest.log"
 
 echo "== benchmark (log: $LOG/gpu_bench.log)"
-timeout "${GPU_CHECK_BENCH_S:-200}" "$PY" "$ROOT/benchmarks/gpu.py" 2>&1 \
-  | tee "$LOG/gpu_bench.log" || status=1
+timeout "${GPU_CHECK_BENCH_S:-200}" "$PY" "$ROOT/benchmarks/gpu.py" --record-dir "$REC" \
+  --machine "$MACHINE" 2>&1 | tee "$LOG/gpu_bench.log" || status=1
 
 echo "== timing (log: $LOG/timing.log)"
-LOG="$LOG" timeout "${GPU_CHECK_TIMING_S:-90}" "$PY" - <<'EOF' 2>&1 | tee "$LOG/timing.log"
+LOG="$LOG" REC="$REC" timeout "${GPU_CHECK_TIMING_S:-90}" "$PY" - <<'EOF' 2>&1 | tee "$LOG/timing.log"
 import importlib.util, os, sys
 import pandas as pd
 import hetlab as hl
 
 pd.set_option("display.width", 160)
-out = os.environ["LOG"]
+out = os.environ["REC"]
+machine = os.environ["GPU_CHECK_MACHINE"]
 devices = ["numpy", "cupy"]
 if importlib.util.find_spec("hetlab.kernels.pointcloud.numba") is not None:
     devices.insert(1, "numba")
 ok = True
 # the sizes the notebooks compare at, so their include_recorded=True finds matching runs
 sizes = {hl.fps: [10_000, 100_000], hl.knn: [10_000, 100_000], hl.spmv: [20_000, 200_000],
-         hl.gemv_q: [1024, 4096]}
+         hl.spmm: [20_000, 200_000], hl.gemv_q: [1024, 4096]}
 for kernel, kernel_sizes in sizes.items():
     ds = hl.compare(kernel, sizes=kernel_sizes, devices=devices, repeats=3, progress=False)
     name = ds.attrs["kernel"]
@@ -145,15 +168,52 @@ for kernel, kernel_sizes in sizes.items():
     print(ds.hetlab.speedup("numpy").to_pandas().to_string())
     ok &= bool(ds["verified"].all())
     try:
-        # a recording: copy it into data/recorded/ and hl.compare(..., include_recorded=True)
-        # shows these GPU figures beside live CPU runs, labeled "recorded on <GPU>, <date>"
-        print("recorded", hl.record(ds, folder=out, name=f"{name}-gpu-{ds.attrs['created'][:10]}"))
+        # a recording in data/recorded/: hl.compare(..., include_recorded=True) shows these
+        # GPU figures beside live CPU runs, labeled "recorded on <GPU>, <date>"
+        print("recorded", hl.record(ds, folder=out, machine=machine))
     except Exception as exc:  # h5netcdf may be missing on GPU images
-        ds.hetlab.table().to_csv(os.path.join(out, f"{name}.csv"))
-        print(f"(netCDF not written: {type(exc).__name__}: {exc}; wrote {name}.csv)")
+        from hetlab.recorded import machine_slug
+
+        csv = os.path.join(out, f"{name}-{machine_slug(machine)}-{ds.attrs['created'][:10]}.csv")
+        with open(csv, "w") as fh:
+            fh.write(f"# {name} on {machine}, {ds.attrs['created']} (hetlab.compare)\n")
+            ds.hetlab.table().to_csv(fh)
+        print(f"(netCDF not written: {type(exc).__name__}: {exc}; wrote {csv})")
 sys.exit(0 if ok else 1)
 EOF
 [ $? -eq 0 ] || status=1
 
-echo "== done: status $status (logs in $LOG)"
+echo "== report: $REPORT"
+WRITTEN="$(find "$REC" -maxdepth 1 -type f -newer "$STARTED" | sort)"
+{
+  echo "# GPU check on $MACHINE, $DATE"
+  echo
+  echo "Written by \`scripts/gpu_check.sh\` (exit status $status; 0: every test passed and every"
+  echo "timed result was verified). Commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null \
+    || echo unknown)$(git -C "$ROOT" diff --quiet 2>/dev/null || echo ' + local changes')."
+  echo "Every figure below was measured in this run on this machine."
+  echo
+  echo "## Recordings written"
+  echo
+  for f in $WRITTEN; do echo "- \`${f#"$ROOT"/}\`"; done
+  [ -n "$WRITTEN" ] || echo "- none"
+  echo
+  echo "## Environment"
+  echo; echo '```'; cat "$LOG/env.txt"; echo '```'
+  echo
+  echo "## Tests (cupy cases; summary)"
+  echo; echo '```'; tail -n 15 "$LOG/pytest.log" 2>/dev/null; echo '```'
+  echo
+  echo "## Benchmark (benchmarks/gpu.py)"
+  echo; echo '```'; cat "$LOG/gpu_bench.log" 2>/dev/null; echo '```'
+  echo
+  echo "## Timings (hl.compare)"
+  echo; echo '```'; cat "$LOG/timing.log" 2>/dev/null; echo '```'
+} >"$REPORT"
+if [ -n "${OUT:-}" ]; then  # the device tool returns only $OUT: mirror the tree's new files
+  mkdir -p "$OUT/data/recorded" "$OUT/benchmarks/results"
+  for f in $WRITTEN; do cp "$f" "$OUT/data/recorded/"; done
+  cp "$REPORT" "$OUT/benchmarks/results/"
+fi
+echo "== done: status $status (report $REPORT; logs in $LOG)"
 exit $status

@@ -19,8 +19,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "hetlab"
 
 #: top-level module or package of hetlab → its layer (higher imports lower, never the reverse)
 LAYERS: dict[str, int] = {
-    # 0: the error classes and the logger
-    "errors": 0, "log": 0,
+    # 0: the error classes, the logger, the version and the shipped-files finder
+    "errors": 0, "log": 0, "_version": 0, "_resources": 0,
     # 1: the kernel contract, registry and dispatch; machine facts
     "core": 1, "machine": 1,
     # 2: backends (device detection and array movement)

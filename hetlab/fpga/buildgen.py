@@ -28,13 +28,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._resources import resource_dir
 from ..errors import InvalidInputError
 from .manifest import Manifest, load_manifest
 
 __all__ = ["BuildParams", "BoardBuild", "build_params", "render", "write", "main", "SHARED_DIR"]
 
 #: The shared build scripts (``Makefile``, ``hls.tcl``, ``vivado.tcl``).
-SHARED_DIR = Path(__file__).resolve().parents[2] / "overlays" / "_build"
+SHARED_DIR = resource_dir("overlays") / "_build"
 
 #: g++-only flags of ``[overlay] cflags`` (optimisation, warnings, language standard, PIC);
 #: the rest (``-ffp-contract=off``, ``-D…``) also go to Vitis HLS.

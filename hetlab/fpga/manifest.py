@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .._resources import resource_dir
 from ..errors import InvalidInputError
 
 try:
@@ -87,12 +88,12 @@ def evaluate(expr: str | int | float, names: Mapping[str, float]) -> float:
 
 
 def overlays_dir() -> Path:
-    """The folder holding ``<name>/overlay.toml``: ``$HETLAB_OVERLAYS``, else the repository's
-    ``overlays/`` beside the ``hetlab`` package."""
+    """The folder holding ``<name>/overlay.toml``: ``$HETLAB_OVERLAYS``, else the ``overlays/``
+    this installation holds (the checkout's, or the wheel's copy: :mod:`hetlab._resources`)."""
     env = os.environ.get("HETLAB_OVERLAYS")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2] / "overlays"
+    return resource_dir("overlays")
 
 
 def overlay_names() -> list[str]:

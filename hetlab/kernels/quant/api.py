@@ -47,7 +47,7 @@ def gemv_q(qw: QuantizedMatrix, x: Any, *, device: Device = None,
         Activations ("A16": float16 is exact; float64 is rounded to float32); finite.
     device : str or Backend, optional  (the registered backends: filled in by hetlab)
         Default: where the arrays live (host → the numpy reference). "cupy" runs the
-        numba.cuda kernel on CuPy arrays (tested in numba's CUDA simulator, and on an H200
+        numba.cuda kernel on CuPy arrays (tested in numba's CUDA simulator, and on a GPU
         by tests/gpu).
     keep_on_device : bool, default False
 

@@ -9,11 +9,10 @@ Blocks of :data:`THREADS` threads, ``rows`` output rows per block (default 1): t
 ``i // 2``). Float32 accumulation, float16 scales decoded through a lookup table.
 
 Tested without a GPU under numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``), where
-:func:`launch_gemv` / :func:`launch_gemm` take NumPy arrays, and on an H200 (tests/gpu).
-Measured there (2026-11-30, ``benchmarks/gpu.py``, one row per block): 0.23 ms for a
-4096×4096 W4 GEMV against 0.025 ms for cuBLAS on the float16 matrix — most of it a fixed
-per-call cost (the arrays then went through Numba's synchronizing array import; they now go
-through :func:`~hetlab.kernels._cuda_launch.launch_setup`, not yet re-measured).
+:func:`launch_gemv` / :func:`launch_gemm` take NumPy arrays, and on a GPU by tests/gpu.
+``benchmarks/gpu.py`` times them against cuBLAS on the float16 matrix (``make gpu-check``
+writes its report to benchmarks/results/). The arrays go through
+:func:`~hetlab.kernels._cuda_launch.launch_setup`, not Numba's synchronizing array import.
 """
 
 from __future__ import annotations

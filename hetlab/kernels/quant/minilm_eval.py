@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._resources import resource_dir
 from ...errors import HetlabError
 from .calibrate import calibrate_awq, mbq_token_weights
 from .formats import quantize
@@ -54,7 +55,7 @@ __all__ = ["Row", "load_sentences", "split_sentences", "calibration_set", "token
            "group_sensitivity", "run_study", "format_table", "SENTENCES", "CALIBRATION",
            "GROUPS", "METHODS"]
 
-SENTENCES = Path(__file__).resolve().parents[3] / "data" / "sentences.tsv"
+SENTENCES = resource_dir("data") / "sentences.tsv"
 CALIBRATION = SENTENCES.parent / "calibration.tsv"
 METHODS = ("RTN", "AWQ", "MBQ", "GPTQ", "AWQ+GPTQ")
 GROUPS = ("passage", "query")

@@ -34,12 +34,10 @@ def _grid(count: int) -> tuple[int, int]:
 
 def spmv(A: CSR, x: Any) -> Any:
     """CUDA implementation of :func:`hetlab.spmv` (validated arguments on the device): the
-    merge-path kernel (balanced on any row-length distribution).
-
-    Measured against :func:`spmv_rows` on an H200 (2026-11-30, ``benchmarks/gpu.py``, 2M-row
-    float64 matrices): merge-path 0.25–0.55 ms, row groups as fast or slower on the banded,
-    Laplacian and uniform matrices and 22× slower on the power-law one; cuSPARSE took
-    0.10–0.28 ms (benchmarks/results/h200-2026-11-30.md)."""
+    merge-path kernel (balanced on any row-length distribution), chosen over the row-group
+    kernel :func:`spmv_rows`, whose work per thread follows the row lengths. ``benchmarks/gpu.py``
+    times both beside cuSPARSE on a GPU (``make gpu-check`` writes its report to
+    benchmarks/results/)."""
     return spmv_merge(A, x)
 
 
