@@ -13,9 +13,10 @@ explicit imports below are for static tools; a kernel family added to
 """
 
 from . import accessor as _accessor  # noqa: F401  (registers ds.hetlab)
+from . import auto, offload, quant, sparse, viz
 from . import backends as _backends  # noqa: F401  (registers the backends)
-from . import offload, quant, sparse, viz
 from ._version import __version__ as __version__  # written once, in _version.py
+from .auto import explain
 from .check import check
 from .core.registry import available_backends, backend_names, kernel_names
 from .devices import devices, set_threads
@@ -63,7 +64,8 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "viz", "widgets", "check", "record", "devices", "set_threads", "compare", "load", "save",
+    "viz", "widgets", "auto", "explain", "check", "record", "devices", "set_threads", "compare",
+    "load", "save",
     "available_backends", "backend_names", "kernel_names",
     "fps", "knn", "ball_query", "fps_knn", "voxel_downsample", "make_cloud",
     "offload", "quant", "gemv_q", "gemm_q", "gemv_w4a8",

@@ -10,7 +10,9 @@ from typing import Any
 
 import xarray as xr
 
+from .energy import pareto_front
 from .errors import InvalidInputError
+from .viz import pareto as pareto_chart
 from .viz import plot, roofline, roofline_points
 
 __all__ = ["HetlabAccessor"]
@@ -67,3 +69,13 @@ class HetlabAccessor:
         """Each run's intensity, GFLOP/s and fraction of its roof (a pandas DataFrame); see
         :func:`hetlab.viz.roofline_points`."""
         return roofline_points(self._ds)
+
+    def pareto(self, x: str = "time_s", y: str = "energy_j") -> Any:
+        """The ``x``/``y`` Pareto front of each size (a pandas DataFrame with each figure's
+        source); see :func:`hetlab.energy.pareto_front`."""
+        return pareto_front(self._ds, x, y)
+
+    def pareto_plot(self, x: str = "time_s", y: str = "energy_j", **kwargs: Any) -> Any:
+        """Time/energy chart with the front circled and modeled energy dashed; see
+        :func:`hetlab.viz.pareto`."""
+        return pareto_chart(self._ds, x, y, **kwargs)

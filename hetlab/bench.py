@@ -28,7 +28,8 @@ from .core.dispatch import map_arrays, move_arrays
 from .core.modeled import ModeledRun
 from .core.registry import get_backend, get_impl, get_kernel
 from .core.spec import KernelSpec
-from .errors import BackendUnavailable, KernelNotSupported
+from .energy import energy_of, meter_for
+from .errors import BackendUnavailable, InvalidInputError, KernelNotSupported
 
 __all__ = ["ModeledRun", "UnitResult", "measure_unit", "case_args", "case_for",
            "describe_error"]
@@ -50,6 +51,11 @@ class UnitResult:
     verified: bool = False
     host: str = ""
     worker: str = ""
+    #: with ``energy=True`` (:mod:`hetlab.energy`): J per call, W, its source and how
+    energy_j: float = float("nan")
+    power_w: float = float("nan")
+    energy_source: str = ""
+    energy_how: str = ""
 
 
 def _worker_name() -> str:
@@ -124,7 +130,7 @@ def _timed(fn: Callable[[], Any], sync: Callable[[], None]) -> tuple[Any, float]
 
 
 def _measured(unit: UnitResult, spec: KernelSpec, backend: Any, args: dict[str, Any],
-              warmup: int, repeats: int) -> Any:
+              warmup: int, repeats: int, energy: bool = False) -> Any:
     impl = get_impl(spec.name, backend.name)
     if backend.timing_source == "modeled":
         # a modeled backend's implementation carries a `modeled` entry returning ModeledRun
@@ -143,9 +149,15 @@ def _measured(unit: UnitResult, spec: KernelSpec, backend: Any, args: dict[str, 
         return out.result
     for _ in range(max(warmup - 1, 0)):
         impl(**dev_args)
+    meter = meter_for(backend) if energy else None
+    if meter is not None:
+        backend.synchronize()
+        meter.start()
     for _ in range(repeats):
         out, t = _timed(lambda: impl(**dev_args), backend.synchronize)
         unit.times_s.append(t)
+    if meter is not None:
+        unit.energy_j, unit.energy_how = meter.stop(), meter.how  # J over all repeats
     host, unit.transfer_out_s = _timed(
         lambda: map_arrays(backend.from_device, out) if on_device else out, backend.synchronize
     )
@@ -153,7 +165,7 @@ def _measured(unit: UnitResult, spec: KernelSpec, backend: Any, args: dict[str, 
 
 
 def measure_unit(kernel: Any, device: str, size: int, *, seed: int = 0, repeats: int = 5,
-                 warmup: int = 1) -> UnitResult:
+                 warmup: int = 1, energy: bool = False) -> UnitResult:
     """Measure one kernel × device × size; never raises once its arguments are valid.
 
     Every failure becomes the unit's ``status``: ``"ok"``, ``"unavailable: …"``,
@@ -161,11 +173,14 @@ def measure_unit(kernel: Any, device: str, size: int, *, seed: int = 0, repeats:
     call raised) or ``"error: <Type>: …"`` (anything else, e.g. the case could not be
     generated: ``"error: MemoryError: … (generating the case of size …)"``).
 
+    ``energy=True`` adds ``energy_j`` (J per call), ``power_w`` and ``energy_source``
+    (measured by a counter around the timed calls, or modeled: :mod:`hetlab.energy`).
+
     Raises
     ------
     InvalidInputError
         Unknown kernel or device; size, repeats or warmup not an int >= 1; seed not an
-        int >= 0.
+        int >= 0; energy not a bool.
     """
     spec = check_kernel("measure_unit", kernel)
     name = check_devices("measure_unit", [device], name="device")[0]
@@ -173,12 +188,15 @@ def measure_unit(kernel: Any, device: str, size: int, *, seed: int = 0, repeats:
     seed = check_int("measure_unit", "seed", seed, minimum=0)
     repeats = check_int("measure_unit", "repeats", repeats, minimum=1)
     warmup = check_int("measure_unit", "warmup", warmup, minimum=1)
+    if not isinstance(energy, bool):
+        raise InvalidInputError(f"measure_unit: energy must be True or False; got {energy!r}.")
     backend = get_backend(name)
     unit = UnitResult(device=backend.name, size=size, source="skipped")
     try:
         unit.source = backend.timing_source
         unit.host, unit.worker = socket.gethostname(), _worker_name()
-        _measure(unit, spec, backend, size, seed=seed, repeats=repeats, warmup=warmup)
+        _measure(unit, spec, backend, size, seed=seed, repeats=repeats, warmup=warmup,
+                 energy=energy)
     except Exception as exc:  # nothing may escape: a sweep keeps every other unit
         _clear(unit, f"error: {describe_error(exc)}")
     return unit
@@ -188,12 +206,14 @@ def _clear(unit: UnitResult, status: str, source: str | None = None) -> None:
     """Mark a unit not measured: its figures NaN, ``status`` saying why."""
     unit.status, unit.times_s, unit.verified = status, [], False
     unit.transfer_in_s = unit.transfer_out_s = unit.first_call_s = unit.error = float("nan")
+    unit.energy_j = unit.power_w = float("nan")
+    unit.energy_source = unit.energy_how = ""
     if source is not None:
         unit.source = source
 
 
 def _measure(unit: UnitResult, spec: KernelSpec, backend: Any, size: int, *, seed: int,
-             repeats: int, warmup: int) -> None:
+             repeats: int, warmup: int, energy: bool = False) -> None:
     reason = backend.why_not()
     if reason is not None:
         _clear(unit, f"unavailable: {reason}", "skipped")
@@ -212,7 +232,7 @@ def _measure(unit: UnitResult, spec: KernelSpec, backend: Any, size: int, *, see
         _clear(unit, f"error: {describe_error(exc)} ({CASE_FAILED} of size {size})")
         return
     try:
-        host = _measured(unit, spec, backend, args, warmup, repeats)
+        host = _measured(unit, spec, backend, args, warmup, repeats, energy)
     except KernelNotSupported as exc:  # e.g. larger than an overlay's on-chip buffers
         _clear(unit, f"not supported: {exc}")
         return
@@ -228,3 +248,9 @@ def _measure(unit: UnitResult, spec: KernelSpec, backend: Any, size: int, *, see
         return
     if not unit.verified:
         unit.status = f"wrong result (error {unit.error:.3g} > tolerance {spec.tolerance:g})"
+    if energy:
+        metered = unit.energy_j if unit.energy_how else None
+        threads = int(backend.info().get("threads", 1)) if backend.kind == "cpu" else 1
+        for k, v in energy_of(spec.name, backend, unit.times_s, threads, metered,
+                              unit.energy_how).items():
+            setattr(unit, k, v)

@@ -21,6 +21,9 @@ achieved_gbps          device, size            cost-model bytes / median time_s 
 roofline_fraction      device, size            achieved_gbps / the device's peak bandwidth
 flops, bytes           size                    cost model of one call
 source                 device                  "measured", "modeled", "recorded" or "skipped"
+energy_j, power_w      device, size            with ``energy=True``: J per call, W
+energy_source,         device, size            "measured", "modeled", "recorded" or "";
+energy_how                                     how (counter, or the model and its figures)
 kind, device_name,     device                  backend kind, device model, threads, peak GB/s
 threads, peak_gbps
 =====================  ======================  =================================================
@@ -121,6 +124,7 @@ def to_dataset(spec: KernelSpec, units: Sequence[Any], devices: Sequence[str],
     # the cost model needs the case's arguments only, not its reference result (on a cluster
     # the references were computed by the workers)
     # sizes whose case could not be generated (or never ran) are not generated again here
+    energy = _energy_vars(units, di, si, (nd, ns))
     no_case = {s for s in sizes if _no_case(status[:, si[s]])}
     costs = [_cost(spec, s, seed, s in no_case) for s in sizes]
     infos = [_device_info(d) for d in devices]
@@ -159,7 +163,33 @@ def to_dataset(spec: KernelSpec, units: Sequence[Any], devices: Sequence[str],
             **machine.host_facts(),
         },
     )
+    if energy:
+        ds = ds.assign({k: (dims2, v, {"units": u} if u else {})
+                        for k, (v, u) in energy.items()})
+        if any(str(h).startswith("modeled:") and "thread" in str(h)
+               for h in energy["energy_how"][0].ravel()):
+            from .energy import CPU_NOTE
+
+            ds.attrs["energy_note"] = CPU_NOTE
     return add_derived(ds)
+
+
+def _energy_vars(units: Sequence[Any], di: dict[str, int], si: dict[int, int],
+                 shape: tuple[int, int]) -> dict[str, tuple[Any, str]]:
+    """energy_j, power_w, energy_source, energy_how arrays, or {} when no unit has any."""
+    if not any(getattr(u, "energy_source", "") or getattr(u, "energy_how", "") for u in units):
+        return {}
+    out: dict[str, tuple[Any, str]] = {
+        "energy_j": (np.full(shape, np.nan), "J"), "power_w": (np.full(shape, np.nan), "W"),
+        "energy_source": (np.full(shape, "", dtype=object), ""),
+        "energy_how": (np.full(shape, "", dtype=object), "")}
+    for u in units:
+        i, j = di[u.device], si[u.size]
+        for k in out:
+            out[k][0][i, j] = getattr(u, k)
+    for k in ("energy_source", "energy_how"):
+        out[k] = (out[k][0].astype(str), "")
+    return out
 
 
 def _no_case(statuses: Any) -> bool:

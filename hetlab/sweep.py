@@ -96,6 +96,9 @@ def compare(
     include_recorded: bool = False,
     client: Any = None,
     checkpoint: str | os.PathLike[str] | None = None,
+    energy: bool = False,
+    objective: Any = None,
+    tolerance: float = 0.1,
 ) -> Any:
     """Measure a kernel on several devices and sizes; return an ``xarray.Dataset``.
 
@@ -138,6 +141,19 @@ def compare(
         JSON-lines file (in an existing folder) of finished units; units already there are
         not run again.
 
+    energy : bool, default False
+        Add ``energy_j`` (J per call), ``power_w`` (W), ``energy_source`` ("measured" by a
+        counter, "modeled" or "recorded") and ``energy_how`` per (device, size)
+        (:mod:`hetlab.energy`; CPU energy is modeled where no RAPL counter is readable, and
+        ``ds.attrs["energy_note"]`` says so). In-process sweeps only.
+    objective : "time", "energy" or a mapping of resource → price per second, optional
+        Rank the devices of each size: adds ``objective_value`` (device, size), ``pick`` and
+        ``pick_source`` (size), the device holding the fewest resources (GPUs, boards,
+        threads) among those within ``tolerance`` of the best (:class:`hetlab.auto.Objective`;
+        resources ``"thread"``, ``"gpu"``, ``"board"``). ``"energy"`` implies ``energy=True``.
+    tolerance : float, default 0.1
+        Fraction of the best objective within which fewer resources win.
+
     Returns
     -------
     xarray.Dataset
@@ -162,13 +178,26 @@ def compare(
                                            allow_none=False)
     if checkpoint is not None:
         checkpoint = check_path("compare", "checkpoint", checkpoint, parent_must_exist=True)
+    energy = check_optional_bool("compare", "energy", energy, allow_none=False)
+    rank = None
+    if objective is not None:
+        from .auto.objective import Objective
+
+        rank = Objective.of(objective, tolerance)
+        energy = energy or rank.kind == "energy"
+    if energy and client is not None:
+        raise InvalidInputError(
+            "compare: energy=True reads counters around the timed calls in this process; got "
+            "a client as well. Drop client= (or energy=) to run the sweep.")
     if client is not None and not callable(getattr(client, "submit", None)):
         raise InvalidInputError(
             f"compare: client must be a dask.distributed.Client (or None to run here); got "
             f"{type(client).__name__}."
         )
     units = [(size, name) for size in sizes for name in names]
-    kw = {"seed": seed, "repeats": repeats, "warmup": warmup}
+    kw: dict[str, Any] = {"seed": seed, "repeats": repeats, "warmup": warmup}
+    if energy:  # only then: checkpoints of earlier sweeps keep their key
+        kw["energy"] = True
     store = Checkpoint(checkpoint, {"kernel": spec.name, **kw}) if checkpoint else None
     finished = {u: r for u, r in (store.load() if store else {}).items() if u in units}
     todo = [u for u in units if u not in finished]
@@ -222,6 +251,27 @@ def compare(
         except Exception as exc:  # a broken recording must not cost the live figures
             warnings.warn(f"compare: recordings left out ({describe_error(exc)}).",
                           RuntimeWarning, stacklevel=2)
+        if energy:
+            ds = _label_recorded_energy(ds)
+    if rank is not None:
+        from .auto.objective import rank_dataset
+
+        ds = rank_dataset(ds, rank)
+    return ds
+
+
+def _label_recorded_energy(ds: Any) -> Any:
+    """Recorded devices' energy figures are "recorded" (or absent: "")."""
+    import numpy as np
+
+    if "energy_source" not in ds:
+        return ds
+    rec = (ds["source"] == "recorded").values
+    src = ds["energy_source"].values.astype(object)
+    has = np.isfinite(ds["energy_j"].values)
+    src[rec, :] = np.where(has[rec, :], "recorded", "")
+    ds["energy_source"] = (("device", "size"), src.astype(str))
+    ds["energy_how"] = ds["energy_how"].fillna("").astype(str)
     return ds
 
 

@@ -12,7 +12,8 @@ import xarray as xr
 
 from .errors import InvalidInputError
 
-__all__ = ["plot", "roofline", "roofline_points", "cloud3d", "ensure_extension", "LINE_DASH"]
+__all__ = ["plot", "roofline", "roofline_points", "pareto", "cloud3d", "ensure_extension",
+           "LINE_DASH"]
 
 #: line style per figure source
 LINE_DASH = {"measured": "solid", "modeled": "dashed", "recorded": "dotted"}
@@ -197,6 +198,65 @@ def roofline(ds: xr.Dataset, *, width: int = 520, height: int = 420) -> Any:
     title = f"{ds.attrs.get('kernel', '')}: memory roofline"
     return hv.Overlay(layers).opts(title=title, width=width, height=height,
                                    legend_position="bottom", legend_cols=2, **log)
+
+
+def pareto(ds: xr.Dataset, x: str = "time_s", y: str = "energy_j", *, width: int = 520,
+           height: int = 420) -> Any:
+    """Time/energy chart of a comparison: each device's sizes as points joined in size order,
+    the Pareto front of each size circled.
+
+    A device's line is styled by its **energy** source (measured solid, modeled dashed,
+    recorded dotted, as in :func:`plot`), and its legend entry names both sources, e.g.
+    ``"numba (time measured, energy modeled)"``; the title repeats the Dataset's
+    ``energy_note`` (on a CPU without counters: CPU energy is modeled).
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        From ``hl.compare(..., energy=True)``.
+    x, y : str
+        Variables to plot (``time_s`` as its median); both minimized.
+
+    Returns
+    -------
+    holoviews.Overlay
+    """
+    ensure_extension()
+    import holoviews as hv
+    import holoviews.plotting.bokeh
+
+    from .energy import pareto_front
+
+    front = pareto_front(ds, x, y)
+    vx = ds[x].median("repeat") if "repeat" in ds[x].dims else ds[x]
+    vy = ds[y].median("repeat") if "repeat" in ds[y].dims else ds[y]
+    log = {"logx": True, "logy": True}
+    layers = []
+    for i, dev in enumerate(ds["device"].values):
+        xs, ys = vx.sel(device=dev).values, vy.sel(device=dev).values
+        ok = [k for k in range(len(xs)) if xs[k] > 0 and ys[k] > 0]
+        if not ok:
+            continue
+        srcs = {str(s) for s in ds["energy_source"].sel(device=dev).values[ok]} \
+            if "energy_source" in ds else {"measured"}
+        esrc = next((s for s in ("modeled", "recorded", "measured") if s in srcs), "measured")
+        label = f"{dev} (time {ds['source'].sel(device=dev).values}, energy {esrc})"
+        color = _COLORS[i % len(_COLORS)]
+        data = ([float(xs[k]) for k in ok], [float(ys[k]) for k in ok])
+        layers.append(hv.Curve(data, x, y, label=label).opts(
+            color=color, line_dash=LINE_DASH.get(esrc, "solid"), **log))
+        layers.append(hv.Scatter(data, x, y, label=label).opts(color=color, size=7, **log))
+    if not layers:
+        raise InvalidInputError(f"pareto: ds must hold at least one device with finite {x} "
+                                f"and {y}; got none.")
+    if len(front):
+        pts = (front[x].to_numpy(), front[y].to_numpy())
+        layers.append(hv.Scatter(pts, x, y, label="Pareto front (per size)").opts(
+            color="black", marker="circle", size=14, fill_alpha=0, line_width=2, **log))
+    note = ds.attrs.get("energy_note", "")
+    title = f"{ds.attrs.get('kernel', '')}: {y} vs {x}" + (f" — {note}" if note else "")
+    return hv.Overlay(layers).opts(title=title, width=width, height=height,
+                                   legend_position="bottom", **log)
 
 
 def cloud3d(points: Any, highlight: Any = None, *, max_points: int = 5000, seed: int = 0,

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import DeviceMismatchError
-from .registry import get_backend, get_impl
+from .registry import AUTO, choose_device, get_backend, get_impl
 from .spec import KernelSpec
 
 if TYPE_CHECKING:
     from ..backends.base import Backend
 
-__all__ = ["run", "resolve_backend", "map_arrays", "move_arrays"]
+__all__ = ["run", "resolve_backend", "data_home", "map_arrays", "move_arrays"]
 
 _HOST = "host"
 
@@ -59,11 +59,19 @@ def _owner(value: Any) -> str:
     return _FAMILIES.get(family, family)
 
 
-def resolve_backend(
-    spec: KernelSpec, device: str | Backend | None, kwargs: Mapping[str, Any]
-) -> tuple[Backend, bool]:
-    """Return ``(backend, inputs_on_host)`` for a call, refusing mixed or misplaced arrays."""
-    owners = {name: _owner(kwargs[name]) for name in spec.arrays if name in kwargs}
+def _owners(spec: KernelSpec, kwargs: Mapping[str, Any]) -> dict[str, str]:
+    return {name: _owner(kwargs[name]) for name in spec.arrays if name in kwargs}
+
+
+def data_home(spec: KernelSpec, kwargs: Mapping[str, Any]) -> str:
+    """Where a call's array arguments live: ``"host"`` or a device family (``"cupy"``).
+
+    Raises
+    ------
+    DeviceMismatchError
+        The arrays live on different devices.
+    """
+    owners = _owners(spec, kwargs)
     places = set(owners.values())
     if len(places) > 1:
         listing = ", ".join(f"{n} on {o}" for n, o in owners.items())
@@ -71,7 +79,15 @@ def resolve_backend(
             f"{spec.name}: array arguments live on different devices ({listing}); move them to "
             "one device first (e.g. cupy.asarray or cupy.asnumpy)."
         )
-    place = places.pop() if places else _HOST
+    return places.pop() if places else _HOST
+
+
+def resolve_backend(
+    spec: KernelSpec, device: str | Backend | None, kwargs: Mapping[str, Any]
+) -> tuple[Backend, bool]:
+    """Return ``(backend, inputs_on_host)`` for a call, refusing mixed or misplaced arrays."""
+    owners = _owners(spec, kwargs)
+    place = data_home(spec, kwargs)
     if device is None:
         backend = get_backend("numpy" if place == _HOST else place)
     else:
@@ -113,11 +129,21 @@ def run(
     keep_on_device: bool,
     **kwargs: Any,
 ) -> Any:
-    """Run ``spec`` on ``device`` with user ``kwargs``; the body of every public kernel."""
+    """Run ``spec`` on ``device`` with user ``kwargs``; the body of every public kernel.
+
+    ``device="auto"`` validates first, then asks the installed chooser
+    (:func:`~hetlab.core.registry.choose_device`, set by :mod:`hetlab.auto`) where to run.
+    """
+    validated = None
+    if isinstance(device, str) and device.lower() == AUTO:
+        home = data_home(spec, kwargs)
+        validated = spec.validate(**kwargs)
+        device = choose_device(spec, validated, home)
     backend, on_host = resolve_backend(spec, device, kwargs)
     backend.require()
     impl = get_impl(spec.name, backend.name)
-    validated = spec.validate(**kwargs)
+    if validated is None:
+        validated = spec.validate(**kwargs)
     if on_host and backend.kind != "cpu":
         result = impl(**move_arrays(spec, backend, validated))
         if not keep_on_device:

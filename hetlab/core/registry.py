@@ -29,6 +29,9 @@ __all__ = [
     "register_impl",
     "get_impl",
     "supported_backends",
+    "AUTO",
+    "set_device_chooser",
+    "choose_device",
 ]
 
 _BACKENDS: dict[str, Backend] = {}
@@ -147,3 +150,40 @@ def get_impl(kernel: str, backend: str) -> Callable[..., Any]:
             ) from exc
         _IMPLS[(kernel, backend)] = impl
     return impl
+
+
+#: the device name that asks hetlab to choose (``device="auto"``)
+AUTO = "auto"
+_CHOOSER: Callable[[KernelSpec, dict[str, Any], str], str] | None = None
+
+
+def set_device_chooser(fn: Callable[[KernelSpec, dict[str, Any], str], str] | None) -> None:
+    """Install the function behind ``device="auto"`` (``hetlab.auto`` installs its chooser).
+
+    ``fn(spec, validated_kwargs, home)`` returns a backend name; ``home`` is where the array
+    arguments live (``"host"``, ``"cupy"``, …). ``None`` removes it.
+    """
+    global _CHOOSER
+    if fn is not None and not callable(fn):
+        raise InvalidInputError(
+            f"set_device_chooser: fn must be callable(spec, validated, home) or None; got "
+            f"{type(fn).__name__}."
+        )
+    _CHOOSER = fn
+
+
+def choose_device(spec: KernelSpec, validated: dict[str, Any], home: str) -> str:
+    """The backend name the installed chooser picks for one call of ``spec``.
+
+    Raises
+    ------
+    InvalidInputError
+        No chooser is installed (``import hetlab`` or ``import hetlab.auto`` installs one).
+    """
+    if _CHOOSER is None:
+        raise InvalidInputError(
+            f"{spec.name}: device='auto' needs hetlab.auto, which chooses the device; got "
+            "device='auto' with no chooser installed. Import hetlab (or hetlab.auto) first, "
+            "or name a device."
+        )
+    return _CHOOSER(spec, validated, home)

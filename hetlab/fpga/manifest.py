@@ -169,6 +169,14 @@ class Manifest:
                 f"{self.name}: board must be one of {self.boards}; got {name!r}."
             ) from None
 
+    def power(self, board: str) -> tuple[float, str]:
+        """Whole-board power while the overlay runs (W) and its cited source, from
+        ``[power.<board>]``; ``(nan, "")`` when the manifest gives none for ``board``."""
+        entry = self.data.get("power", {}).get(board, {})
+        if "board_w" not in entry:
+            return float("nan"), ""
+        return float(entry["board_w"]), str(entry.get("source", "estimate"))
+
     def path(self, relative: str) -> Path:
         """A path inside the overlay folder."""
         return self.root / relative

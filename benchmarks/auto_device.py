@@ -1,0 +1,125 @@
+"""How good is ``device="auto"``? Its picks against the oracle (the measured best device).
+
+Every kernel (``--quick``: one per family) over sizes from 16 items up (×2 steps, between the
+calibration's ×4 grid, on another seed) until the reference's call passes ``--limit`` seconds;
+each case runs on every measured device here (numpy, numba; cupy with a GPU) through
+``hetlab.bench.measure_unit`` (median of ``--repeats`` calls), and the chooser decides from
+the same case's validated arguments (host data: home is numpy). Reported: fraction of cases
+where auto picked the best device, geometric-mean and worst-case regret (median time of
+auto's pick / best median time). Goal: >= 90% best picks, worst regret <= 1.25×.
+
+    python benchmarks/auto_device.py --quick      # 4 kernels, about a minute on 2 cores
+    python benchmarks/auto_device.py              # every kernel
+    python benchmarks/auto_device.py --refresh    # calibrate again first
+
+Calibration comes from the cache (hl.auto.cache_path()); the first run calibrates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+QUICK = ("fps", "spmv", "gemv_q", "sparse_conv3d")
+EVAL_SEED = 1
+
+
+def cases(kernel: str, limit: float, max_size: int) -> list[int]:
+    from hetlab.bench import measure_unit
+
+    sizes, size = [], 32
+    while size <= max_size:
+        u = measure_unit(kernel, "numpy", size, seed=EVAL_SEED, repeats=1)
+        if u.status != "ok":
+            break
+        sizes.append(size)
+        if min(u.times_s) > limit:
+            break
+        size *= 2
+    return sizes
+
+
+def evaluate(kernel: str, sizes: list[int], devices: list[str], repeats: int) -> list[dict]:
+    import numpy as np
+
+    from hetlab.auto.calibrate import fits_for
+    from hetlab.auto.chooser import decide, predict
+    from hetlab.bench import case_args, measure_unit
+    from hetlab.core.registry import get_kernel
+
+    spec = get_kernel(kernel)
+    fits = fits_for(kernel)
+    rows = []
+    for size in sizes:
+        times = {}
+        for d in devices:
+            u = measure_unit(kernel, d, size, seed=EVAL_SEED, repeats=repeats)
+            if u.status == "ok":
+                times[d] = float(np.median(u.times_s))
+        if not times:
+            continue
+        pick, reason = decide(predict(spec, case_args(kernel, size, EVAL_SEED), "host", fits),
+                              "host")
+        best = min(times, key=times.get)
+        regret = times.get(pick, math.inf) / times[best]
+        rows.append({"kernel": kernel, "size": size, "best": best, "pick": pick,
+                     "regret": regret, "times": times, "reason": reason})
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="one kernel per family, short cases")
+    ap.add_argument("--kernels", default="", help="comma-separated kernel names")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--limit", type=float, default=None,
+                    help="largest case: the reference's call time (s); default 0.2 (quick 0.03)")
+    ap.add_argument("--max-size", type=int, default=2**20)
+    ap.add_argument("--refresh", action="store_true", help="calibrate again first")
+    ap.add_argument("--threading-layer", default="",
+                    help="numba threading layer (e.g. workqueue: no late omp wake-ups on a "
+                         "shared machine); the calibration cache is per machine, so refresh "
+                         "after changing it")
+    args = ap.parse_args()
+    if args.threading_layer:
+        import os
+
+        os.environ["NUMBA_THREADING_LAYER"] = args.threading_layer
+
+    import hetlab as hl
+    from hetlab.core.registry import backend_names, get_backend, kernel_names, supported_backends
+
+    kernels = [k for k in args.kernels.split(",") if k] or \
+        (list(QUICK) if args.quick else kernel_names())
+    limit = args.limit if args.limit is not None else (0.03 if args.quick else 0.2)
+    t0 = time.perf_counter()
+    hl.auto.calibrate(kernels, refresh=args.refresh)
+    print(f"calibration: {time.perf_counter() - t0:.1f} s (cache {hl.auto.cache_path()})")
+    rows = []
+    for k in kernels:
+        devices = [d for d in backend_names() if d in supported_backends(k)
+                   and get_backend(d).is_available() and get_backend(d).timing_source ==
+                   "measured"]
+        rows += evaluate(k, cases(k, limit, args.max_size), devices, args.repeats)
+    print(f"\n{'kernel':16s} {'size':>8s} {'best':>6s} {'auto':>6s} {'regret':>7s}  "
+          "median times (s)")
+    for r in rows:
+        ts = "  ".join(f"{d} {t:.3g}" for d, t in r["times"].items())
+        print(f"{r['kernel']:16s} {r['size']:8d} {r['best']:>6s} {r['pick']:>6s} "
+              f"{r['regret']:7.3f}  {ts}")
+    if not rows:
+        print("no case ran")
+        return
+    hits = sum(r["pick"] == r["best"] or r["regret"] <= 1.0 for r in rows)
+    geo = math.exp(sum(math.log(r["regret"]) for r in rows) / len(rows))
+    worst = max(rows, key=lambda r: r["regret"])
+    print(f"\ncases {len(rows)}: best picks {hits / len(rows):.0%} (goal >= 90%), regret "
+          f"geomean {geo:.3f}×, worst {worst['regret']:.3f}× ({worst['kernel']} n="
+          f"{worst['size']}: auto {worst['pick']}, best {worst['best']}; goal <= 1.25×)")
+    print("times measured on this machine now; a shared machine's load moves them — the lead "
+          "measures final figures in a quiet window")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,23 @@
+"""``device="auto"``: a calibrated cost model per machine, risk-aware choice, ``hl.explain``.
+
+Importing this package installs its chooser in :mod:`hetlab.core.registry` (so
+``core.dispatch`` handles ``device="auto"`` without importing it); nothing is measured until
+the first ``device="auto"`` call or :func:`explain` of a kernel. See docs/auto.md.
+
+- :func:`calibrate` — measure (or load) the cost model; cache at :func:`cache_path`
+  (``$HETLAB_CACHE`` or ``~/.cache/hetlab``); ``calibrate(refresh=True)`` measures again.
+- :func:`explain` — per device: predicted compute, transfers, launch, JIT, margin, choice.
+- :class:`Objective` — rank devices or plans by time, energy or a price per resource-second.
+"""
+
+from ..core.registry import set_device_chooser
+from .calibrate import cache_path, calibrate
+from .chooser import Prediction, choose, decide, predict
+from .explain import explain
+from .model import DeviceFit
+from .objective import Objective
+
+__all__ = ["calibrate", "cache_path", "explain", "choose", "decide", "predict", "Prediction",
+           "DeviceFit", "Objective"]
+
+set_device_chooser(choose)

@@ -1,0 +1,288 @@
+"""Calibration of the cost model: a short run per kernel and device, cached per machine.
+
+Per kernel, every available device with measured timing runs generated cases of sizes 16,
+64, 256, … (×4) through :func:`hetlab.bench.measure_unit` (5 timed calls after a warm-up;
+the fastest is kept, since on a shared machine preemption and late thread wake-ups only add
+time) until the slowest device's best call passes ``budget_s`` (default 30 ms) or the case
+reaches 2**20 items; :func:`~hetlab.auto.model.fit_points` fits each device's model to those points.
+A kernel is calibrated lazily, on its first ``device="auto"`` call or ``hl.explain``;
+``import hetlab`` runs nothing.
+
+Cache: one JSON file per machine and library version, ``$HETLAB_CACHE/auto-<key>.json``
+(default ``~/.cache/hetlab``); the key hashes the host name, CPU model, core count, the
+devices available and their names, and the versions of hetlab, numpy and numba. A changed
+machine or library gets a new file. ``hl.auto.calibrate(refresh=True)`` measures again
+(``kernels=[...]`` to limit it); deleting the file does the same lazily.
+
+Devices that are absent here (no GPU) but recorded in ``data/recorded``
+(:mod:`hetlab.recorded`) get a model fitted to the recording, ``source="recorded"``: shown
+by ``hl.explain``, never chosen.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import platform
+import socket
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import machine
+from ..bench import case_args, measure_unit
+from ..core.registry import backend_names, get_backend, get_kernel, kernel_names, supported_backends
+from ..errors import InvalidInputError
+from ..log import get_logger
+from .model import DeviceFit, fit_points, roofline_s
+
+__all__ = ["calibrate", "cache_path", "fits_for", "CAL_SEED", "FORMAT"]
+
+_log = get_logger(__name__)
+#: seed of the calibration cases (the benchmark evaluates on other seeds)
+CAL_SEED = 7919
+#: version of the cache file's layout
+FORMAT = 1
+#: most seconds one kernel's calibration keeps adding sizes
+MAX_WALL_S = 30.0
+_LOCK = threading.RLock()
+_MEMO: dict[str, dict[str, Any]] = {}
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"numpy": np.__version__}
+    for pkg in ("hetlab", "numba", "cupy-cuda12x", "cupy-cuda13x"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            pass
+    return out
+
+
+def _machine_key() -> dict[str, Any]:
+    devices = {}
+    for name in backend_names():
+        b = get_backend(name)
+        if b.is_available() and b.timing_source == "measured":
+            devices[name] = str(b.info().get("device_name", ""))
+    return {"host": socket.gethostname(), "cpu": machine.cpu_model(),
+            "cores": os.cpu_count() or 1, "machine": platform.machine(),
+            "devices": devices, "versions": _versions(), "format": FORMAT}
+
+
+def cache_dir() -> Path:
+    """``$HETLAB_CACHE`` if set, else ``~/.cache/hetlab``."""
+    env = os.environ.get("HETLAB_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "hetlab"
+
+
+def cache_path() -> Path:
+    """The calibration file of this machine and library version (may not exist yet)."""
+    key = json.dumps(_machine_key(), sort_keys=True)
+    return cache_dir() / f"auto-{hashlib.sha256(key.encode()).hexdigest()[:16]}.json"
+
+
+def _load(path: Path) -> dict[str, Any]:
+    if str(path) in _MEMO:
+        return _MEMO[str(path)]
+    data: dict[str, Any] = {"key": _machine_key(), "kernels": {}, "peaks": {}}
+    try:
+        with open(path, encoding="utf-8") as f:
+            found = json.load(f)
+        if isinstance(found, dict) and found.get("key") == data["key"]:
+            data = found
+    except (OSError, ValueError):
+        pass  # no cache yet, or a damaged one: calibrate again
+    _MEMO[str(path)] = data
+    return data
+
+
+def _save(path: Path, data: dict[str, Any]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:  # a read-only home costs the cache, not the choice
+        _log.warning("auto: calibration cache %s not written (%s)", path, exc)
+
+
+def _peaks(name: str, data: dict[str, Any]) -> dict[str, float]:
+    if name not in data["peaks"]:
+        pk = get_backend(name).peaks()
+        data["peaks"][name] = {"bandwidth_gbps": float(pk.get("peak_bandwidth_gbps", math.nan)),
+                               "gflops": float(pk.get("peak_gflops", math.nan)),
+                               "h2d_gbps": float(pk.get("h2d_gbps", math.nan)),
+                               "latency_s": float(pk.get("copy_latency_s", 0.0)),
+                               "source": str(pk.get("peak_source", ""))}
+    return data["peaks"][name]
+
+
+def _measured_devices(kernel: str, devices: Sequence[str] | None) -> list[str]:
+    out = []
+    for name in devices if devices is not None else backend_names():
+        b = get_backend(name)
+        if name in supported_backends(kernel) and b.is_available() \
+                and b.timing_source == "measured":
+            out.append(b.name)
+    return out
+
+
+def _calibrate_kernel(kernel: str, devices: list[str], data: dict[str, Any], *,
+                      budget_s: float, max_size: int) -> dict[str, Any]:
+    spec = get_kernel(kernel)
+    points: dict[str, list[tuple[float, float, float, int]]] = {d: [] for d in devices}
+    size, t_start = 16, time.perf_counter()
+    while size <= max_size:
+        slowest = 0.0
+        try:
+            cost = spec.cost(case_args(kernel, size, CAL_SEED))
+        except Exception:  # the case cannot be generated at this size: stop here
+            break
+        for d in devices:
+            unit = measure_unit(kernel, d, size, seed=CAL_SEED, repeats=5, warmup=1)
+            if unit.status != "ok" or not unit.times_s:
+                continue
+            t = float(np.min(unit.times_s))  # the device's cost; noise only adds to it
+            pk = _peaks(d, data)
+            r = roofline_s(cost, pk["bandwidth_gbps"], pk["gflops"])
+            if r > 0 and t > 0:
+                points[d].append((r, t, max(unit.first_call_s - t, 0.0), size))
+            slowest = max(slowest, t)
+        if slowest > budget_s or time.perf_counter() - t_start > MAX_WALL_S:
+            break
+        size *= 4
+    fits = {}
+    for d, pts in points.items():
+        if len(pts) < 2:
+            continue
+        r, t = np.array([p[0] for p in pts]), np.array([p[1] for p in pts])
+        a, k, p, sigma = fit_points(r, t)
+        pk = _peaks(d, data)
+        fits[d] = DeviceFit(device=d, kind=get_backend(d).kind, source="measured",
+                            overhead_s=a, scale=k, power=p, sigma=sigma,
+                            jit_s=max(q[2] for q in pts), bandwidth_gbps=pk["bandwidth_gbps"],
+                            gflops=pk["gflops"], h2d_gbps=pk["h2d_gbps"],
+                            latency_s=pk["latency_s"],
+                            sizes=tuple(q[3] for q in pts),
+                            points=tuple((q[0], q[1]) for q in pts)).to_json()
+        _log.info("auto: calibrated %s on %s at sizes %s: overhead %.3g s, sigma %.2f",
+                  kernel, d, [q[3] for q in pts], a, sigma)
+    return fits
+
+
+def _recorded_fits(kernel: str, absent: list[str]) -> dict[str, Any]:
+    """Models of absent devices fitted to the recordings of ``kernel`` (source "recorded")."""
+    if not absent:
+        return {}
+    try:
+        from ..recorded import recordings
+
+        recs = recordings(kernel)
+    except Exception:  # a broken recording costs its stand-in model only
+        return {}
+    fits = {}
+    for rec in recs:
+        for d in absent:
+            if d in fits or d not in rec["device"].values.tolist():
+                continue
+            one = rec.sel(device=d)
+            med = one["time_s"].median("repeat").values
+            nbytes = rec["bytes"].values
+            bw = float(one["peak_gbps"])
+            ok = np.isfinite(med) & (med > 0) & np.isfinite(nbytes)
+            if ok.sum() < 2 or not bw > 0:
+                continue
+            r = nbytes[ok] / (bw * 1e9)
+            a, k, p, sigma = fit_points(r, med[ok])
+            tr = (one["transfer_in_s"] + one["transfer_out_s"]).values[ok]
+            per_byte = float(np.nanmedian(tr / nbytes[ok])) if np.isfinite(tr).any() else 0.0
+            fits[d] = DeviceFit(device=d, kind=str(one["kind"].values), source="recorded",
+                                overhead_s=a, scale=k, power=p, sigma=sigma,
+                                jit_s=float(np.nanmax(one["first_call_s"].values[ok] - med[ok])),
+                                bandwidth_gbps=bw, gflops=float("nan"),
+                                h2d_gbps=1e-9 / per_byte if per_byte > 0 else float("nan"),
+                                sizes=tuple(int(s) for s in rec["size"].values[ok]),
+                                points=tuple(zip(r.tolist(), med[ok].tolist(), strict=True)),
+                                ).to_json()
+    return fits
+
+
+def calibrate(kernels: Sequence[Any] | None = None, devices: Sequence[str] | None = None, *,
+              refresh: bool = False, budget_s: float = 0.03,
+              max_size: int = 2**20) -> dict[str, dict[str, DeviceFit]]:
+    """Calibrate (or load) the cost model of ``kernels`` on the devices here.
+
+    Parameters
+    ----------
+    kernels : list of str or kernel functions, optional
+        Default: every registered kernel (a minute or more the first time on a small
+        machine; ``device="auto"`` calibrates only the kernel it is called with).
+    devices : list of str, optional
+        Backend names to calibrate; default every available one with measured timing.
+    refresh : bool, default False
+        Measure again even when the cache holds a model.
+    budget_s : float, default 0.03
+        Stop growing the sizes once the slowest device's best call passes this (s).
+    max_size : int, default 2**20
+        Largest calibration size (items of the kernel's ``size_unit``).
+
+    Returns
+    -------
+    dict
+        ``{kernel: {device: DeviceFit}}``.
+
+    Raises
+    ------
+    InvalidInputError
+        An unknown kernel or device, a non-positive ``budget_s`` or ``max_size`` < 16.
+    """
+    if not isinstance(refresh, bool):
+        raise InvalidInputError(f"calibrate: refresh must be True or False; got {refresh!r}.")
+    if isinstance(budget_s, bool) or not isinstance(budget_s, (int, float)) \
+            or not 0 < budget_s < math.inf:
+        raise InvalidInputError(f"calibrate: budget_s must be a number of seconds > 0; got "
+                                f"{budget_s!r}.")
+    if isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 16:
+        raise InvalidInputError(f"calibrate: max_size must be an int >= 16; got {max_size!r}.")
+    names = [get_kernel(k).name for k in (kernels if kernels is not None else kernel_names())]
+    if devices is not None:
+        if isinstance(devices, str):
+            raise InvalidInputError(f"calibrate: devices must be a list of device names; got "
+                                    f"{devices!r} (write [{devices!r}]).")
+        devices = [get_backend(d).name for d in devices]
+    return {k: fits_for(k, devices, refresh=refresh, budget_s=budget_s, max_size=max_size)
+            for k in names}
+
+
+def fits_for(kernel: str, devices: Sequence[str] | None = None, *, refresh: bool = False,
+             budget_s: float = 0.03, max_size: int = 2**20) -> dict[str, DeviceFit]:
+    """The models of one kernel (calibrating it now if the cache lacks a device)."""
+    with _LOCK:
+        path = cache_path()
+        data = _load(path)
+        entry = data["kernels"].setdefault(kernel, {})
+        wanted = _measured_devices(kernel, devices)
+        todo = wanted if refresh else [d for d in wanted if d not in entry]
+        if todo:
+            entry.update(_calibrate_kernel(kernel, todo, data, budget_s=budget_s,
+                                           max_size=max_size))
+            absent = [b for b in supported_backends(kernel)
+                      if not get_backend(b).is_available() and b not in entry]
+            entry.update(_recorded_fits(kernel, absent))
+            _save(path, data)
+        return {d: DeviceFit.from_json(f) for d, f in entry.items()}
+
+
+def forget() -> None:
+    """Drop the in-process copy of the cache (the file stays); for tests and refreshes."""
+    with _LOCK:
+        _MEMO.clear()

@@ -1,0 +1,171 @@
+"""``device="auto"``: the lowest predicted time, moved off the data's home only with margin.
+
+Home is where the data lives: host (NumPy) arrays → ``"numpy"``, the reference; CuPy arrays →
+``"cupy"``. A call moves off home only when the predicted gain beats the models' own error:
+``log(t_home / t_best) > sqrt(sigma_home² + sigma_best²)``, each ``sigma`` the measured
+leave-one-out spread of its model (:mod:`hetlab.auto.model`) — risk-aware gating, as in
+GPU-accelerated OLAP engines that offload only when a calibrated model says it pays.
+
+Never chosen: a device that is unavailable, one whose timing is modeled (the FPGA emulator),
+one whose model comes from a recording, or another device than the one holding device
+arrays (hetlab never moves device arrays silently). Every choice is logged on the
+``hetlab.auto`` logger (INFO, once per kernel, device and reason kind).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.registry import backend_names, get_backend, supported_backends
+from ..core.spec import Cost, KernelSpec
+from ..log import get_logger, log_once
+from .model import DeviceFit
+
+__all__ = ["Prediction", "predict", "decide", "choose", "home_device", "bytes_of"]
+
+_log = get_logger("hetlab.auto")
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One device's predicted cost of one call (seconds) and whether it may be chosen."""
+
+    device: str
+    available: bool
+    source: str                 # "measured", "recorded", "modeled" or "none"
+    compute_s: float = math.nan
+    transfer_s: float = math.nan
+    launch_s: float = math.nan
+    jit_s: float = math.nan
+    sigma: float = math.inf
+    why_not: str = ""           # "" when the device may be chosen
+
+    @property
+    def total_s(self) -> float:
+        """Predicted steady-state time of one call: launch + compute + transfers (s); the
+        first call's JIT cost is shown apart and not counted."""
+        return self.launch_s + self.compute_s + self.transfer_s
+
+    @property
+    def eligible(self) -> bool:
+        return not self.why_not and math.isfinite(self.total_s)
+
+
+def home_device(home: str) -> str:
+    """The backend that is home for data living on ``home`` (``"host"`` → ``"numpy"``)."""
+    return "numpy" if home == "host" else home
+
+
+def bytes_of(spec: KernelSpec, validated: Mapping[str, Any]) -> float:
+    """Bytes of the array arguments of a call (containers counted part by part)."""
+    total = 0
+
+    def add(a: Any) -> Any:
+        nonlocal total
+        total += int(getattr(a, "nbytes", 0))
+        return a
+
+    for name in spec.arrays:
+        v = validated.get(name)
+        if v is None:
+            continue
+        if callable(getattr(v, "arrays", None)):
+            for a in v.arrays():
+                add(a)
+        elif callable(getattr(v, "map_arrays", None)):
+            v.map_arrays(add)
+        else:
+            add(v)
+    return float(total)
+
+
+def predict(spec: KernelSpec, validated: Mapping[str, Any], home: str,
+            fits: Mapping[str, DeviceFit], devices: Sequence[str] | None = None,
+            ) -> list[Prediction]:
+    """Each device's predicted cost of one call of ``spec`` with ``validated`` arguments.
+
+    Parameters
+    ----------
+    spec : KernelSpec
+    validated : mapping
+        What ``spec.validate`` returned for the call.
+    home : str
+        Where the arrays live (``"host"``, ``"cupy"``).
+    fits : mapping of device name → DeviceFit
+        The calibrated models (:func:`hetlab.auto.calibrate.fits_for`).
+    devices : list of str, optional
+        Devices to predict; default every registered backend that implements ``spec``.
+    """
+    cost: Cost = spec.cost(validated)
+    b_in = bytes_of(spec, validated)
+    b_out = max(float(cost.bytes) - b_in, 0.0)
+    names = devices if devices is not None else [
+        b for b in backend_names() if b in supported_backends(spec.name)]
+    out = []
+    for name in names:
+        backend = get_backend(name)
+        reason = backend.why_not()
+        available = reason is None
+        fit = fits.get(name)
+        why = ""
+        if not available:
+            why = f"unavailable: {reason}"
+        elif backend.timing_source != "measured":
+            why = "modeled timing (emulator): never chosen for real work"
+        elif home != "host" and name != home:
+            why = f"data lives on {home}: hetlab never moves device arrays silently"
+        if fit is None:
+            out.append(Prediction(name, available, backend.timing_source
+                                  if backend.timing_source == "modeled" else "none",
+                                  why_not=why or "no calibrated model"))
+            continue
+        if fit.source == "recorded" and not why:
+            why = "model from a recording: shown, never chosen"
+        resident = home != "host" and name == home
+        out.append(Prediction(name, available, fit.source, compute_s=fit.compute_s(cost),
+                              transfer_s=fit.transfer_s(b_in, b_out, resident),
+                              launch_s=fit.overhead_s, jit_s=fit.jit_s, sigma=fit.sigma,
+                              why_not=why))
+    return out
+
+
+def decide(preds: Sequence[Prediction], home: str) -> tuple[str, str]:
+    """Pick a device from predictions: ``(device, reason)``; see the module docstring.
+
+    The home device (:func:`home_device`) is kept unless an eligible device's predicted gain
+    over it exceeds the margin ``sqrt(sigma_home² + sigma_best²)`` (in log time).
+    """
+    home_name = home_device(home)
+    by = {p.device: p for p in preds}
+    ok = [p for p in preds if p.eligible]
+    if not ok:
+        return home_name, "no device has a usable model: staying where the data lives"
+    best = min(ok, key=lambda p: p.total_s)
+    hp = by.get(home_name)
+    if hp is None or not hp.eligible:
+        return best.device, f"lowest predicted time ({best.total_s:.3g} s); home has no model"
+    if best.device == home_name:
+        return home_name, f"home ({home_name}) is predicted fastest ({hp.total_s:.3g} s)"
+    gain = math.log(hp.total_s / best.total_s)
+    margin = math.hypot(hp.sigma, best.sigma)
+    ratio, band = math.exp(gain), math.exp(margin)
+    if gain > margin:
+        return best.device, (f"predicted {ratio:.2f}× faster than {home_name}, beyond the "
+                             f"models' margin ({band:.2f}×)")
+    return home_name, (f"{best.device} predicted {ratio:.2f}× faster, within the models' "
+                       f"margin ({band:.2f}×): staying on {home_name}")
+
+
+def choose(spec: KernelSpec, validated: dict[str, Any], home: str) -> str:
+    """The chooser behind ``device="auto"`` (installed by ``import hetlab.auto``)."""
+    from .calibrate import fits_for
+
+    preds = predict(spec, validated, home, fits_for(spec.name))
+    device, reason = decide(preds, home)
+    log_once(_log, (spec.name, device, reason.split(" ")[0]),
+             "auto: %s on %s (%s)", spec.name, device, reason)
+    _log.debug("auto: %s on %s (%s)", spec.name, device, reason)
+    return device

@@ -1,0 +1,211 @@
+"""The cost model of one (kernel, device): ``t = overhead + k · roofline_time ** p``, corrected
+to the calibration points (log-log interpolation between them).
+
+``roofline_time`` is the kernel's declared cost (``spec.cost``: flops, bytes) on the device's
+measured peaks, ``max(bytes / bandwidth, flops / flop_rate)``; ``overhead`` (launch, thread
+wake-up, Python dispatch), ``k`` and ``p`` are fitted to a short calibration run
+(:mod:`hetlab.auto.calibrate`). The model's error margin ``sigma`` is measured, not assumed:
+the robust spread (1.4826 × median |error|) of ``log(predicted / observed)`` over the
+calibration points, each predicted from the others (leave-one-out).
+
+>>> import numpy as np
+>>> r = np.array([1e-6, 1e-5, 1e-4, 1e-3]); t = 2e-5 + 3.0 * r
+>>> a, k, p, sigma = fit_points(r, t)
+>>> bool(abs(a - 2e-5) < 1e-6 and abs(k - 3.0) < 0.05)
+True
+>>> round(sigma, 2)    # interpolating across a ×10 gap at the knee of the curve
+0.14
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from ..core.spec import Cost
+
+__all__ = ["DeviceFit", "fit_points", "interpolate", "roofline_s"]
+
+#: exponents tried for ``p`` (a grid: robust, no optimizer)
+_POWERS = np.round(np.arange(0.5, 1.501, 0.025), 3)
+
+
+def roofline_s(cost: Cost, bandwidth_gbps: float, gflops: float) -> float:
+    """Roofline time of ``cost`` (s): the larger of bytes / bandwidth and flops / flop rate.
+
+    A peak that is unknown (NaN, 0) drops its term; with both unknown the result is NaN.
+    """
+    terms = []
+    if bandwidth_gbps > 0 and math.isfinite(bandwidth_gbps):
+        terms.append(float(cost.bytes) / (bandwidth_gbps * 1e9))
+    if gflops > 0 and math.isfinite(gflops):
+        terms.append(float(cost.flops) / (gflops * 1e9))
+    return max(terms) if terms else float("nan")
+
+
+def _fit_fixed_p(r: np.ndarray, t: np.ndarray, p: float) -> tuple[float, float, float]:
+    """Least squares in relative error of ``t ≈ a + k r^p`` with a, k >= 0; returns
+    (a, k, sum of squared relative residuals)."""
+    x = r**p
+    A = np.stack([np.ones_like(x), x], axis=1) / t[:, None]
+    b = np.ones_like(t)
+    best = (float("nan"), float("nan"), float("inf"))
+    sol = np.linalg.lstsq(A, b, rcond=None)[0]
+    candidates = [sol] if (sol >= 0).all() else []
+    # the boundary solutions: only the overhead, or no overhead
+    candidates.append(np.array([1.0 / np.mean(1.0 / t), 0.0]))
+    k0 = float(np.dot(x / t, b) / np.dot(x / t, x / t)) if np.any(x > 0) else 0.0
+    candidates.append(np.array([0.0, max(k0, 0.0)]))
+    for a, k in candidates:
+        res = float(np.sum((A @ np.array([a, k]) - b) ** 2))
+        if res < best[2]:
+            best = (float(a), float(k), res)
+    return best
+
+
+def _fit(r: np.ndarray, t: np.ndarray) -> tuple[float, float, float]:
+    best = (float("nan"), float("nan"), 1.0)
+    err = float("inf")
+    for p in _POWERS:
+        a, k, res = _fit_fixed_p(r, t, float(p))
+        if res < err:
+            best, err = (a, k, float(p)), res
+    return best
+
+
+def interpolate(points: Any, r: float, a: float, k: float, p: float) -> float:
+    """Time at roofline time ``r`` from sorted calibration ``points`` ((r, t) pairs):
+    log-log interpolation inside, the law ``a + k r^p`` scaled to the end point outside."""
+    pr = np.array([q[0] for q in points], dtype=float)
+    pt = np.array([q[1] for q in points], dtype=float)
+    order = np.argsort(pr)
+    pr, pt = pr[order], pt[order]
+    if r <= pr[0]:
+        law0, law = a + k * pr[0] ** p, a + k * r**p
+        return float(pt[0] * law / law0) if law0 > 0 else float(pt[0])
+    if r >= pr[-1]:
+        law1, law = a + k * pr[-1] ** p, a + k * r**p
+        return float(pt[-1] * law / law1) if law1 > 0 else float(pt[-1])
+    return float(np.exp(np.interp(np.log(r), np.log(pr), np.log(pt))))
+
+
+def fit_points(r: Any, t: Any) -> tuple[float, float, float, float]:
+    """Fit ``t = a + k · r**p`` to calibration points; returns ``(a, k, p, sigma)``.
+
+    Parameters
+    ----------
+    r : array-like of float, shape (n,)
+        Roofline times of the calibration cases (s), > 0.
+    t : array-like of float, shape (n,)
+        Their measured median times (s), > 0.
+
+    Returns
+    -------
+    a : float
+        Fixed cost per call (s): launch, thread wake-up, dispatch.
+    k, p : float
+        Scale and exponent of the roofline term (``p`` in [0.5, 1.5]).
+    sigma : float
+        Leave-one-out spread of ``log(predicted / observed)`` (n >= 3; 1.4826 × the median
+        absolute error, robust to one disturbed point): each point predicted by
+        :func:`interpolate` from the others — what a size between calibration points risks;
+        else the in-sample RMS (a lower bound).
+    """
+    r, t = np.asarray(r, dtype=float), np.asarray(t, dtype=float)
+    a, k, p = _fit(r, t)
+    if len(r) >= 3:
+        errs = []
+        for i in range(len(r)):
+            keep = np.arange(len(r)) != i
+            ai, ki, pi = _fit(r[keep], t[keep])
+            pts = list(zip(r[keep], t[keep], strict=True))
+            pred = interpolate(pts, float(r[i]), ai, ki, pi)
+            errs.append(math.log(max(pred, 1e-12) / t[i]))
+    else:
+        errs = [math.log(max(a + k * ri**p, 1e-12) / ti) for ri, ti in zip(r, t, strict=True)]
+    # robust spread (1.4826 × median |error|: the RMS of normal errors, but one point hit by
+    # a preempted run on a shared machine does not set the margin of every call)
+    sigma = float(1.4826 * np.median(np.abs(errs))) if errs else float("inf")
+    return a, k, p, sigma
+
+
+@dataclass(frozen=True)
+class DeviceFit:
+    """The calibrated model of one kernel on one device.
+
+    Attributes
+    ----------
+    device, kind : str
+        Backend name and kind (``"cpu"``, ``"gpu"``, ``"fpga"``).
+    source : str
+        ``"measured"`` (calibrated on this machine) or ``"recorded"`` (fitted to a recording
+        of an absent device: shown, never chosen).
+    overhead_s, scale, power : float
+        ``t = overhead_s + scale · roofline_s ** power`` (s).
+    sigma : float
+        Measured error margin: spread of ``log(predicted / observed)`` (leave-one-out).
+    jit_s : float
+        First-call extra time seen while calibrating (JIT compile; s).
+    bandwidth_gbps, gflops : float
+        The peaks the roofline time is computed with (GB/s, GFLOP/s).
+    h2d_gbps, latency_s : float
+        Host↔device copy bandwidth (GB/s) and latency per copy (s); NaN/0 on the host.
+    sizes : tuple of int
+        The calibration sizes.
+    """
+
+    device: str
+    kind: str
+    source: str
+    overhead_s: float
+    scale: float
+    power: float
+    sigma: float
+    jit_s: float
+    bandwidth_gbps: float
+    gflops: float
+    h2d_gbps: float = float("nan")
+    latency_s: float = 0.0
+    sizes: tuple[int, ...] = ()
+    #: the calibration points (roofline s, best measured s), when kept
+    points: tuple[tuple[float, float], ...] = ()
+
+    def time_s(self, cost: Cost) -> float:
+        """Predicted time of one call (s), launch overhead included.
+
+        Between calibration points: log-log interpolation of the measured times (the fit's
+        shape, corrected to what was measured: caches and thread counts change the slope
+        where a single power law cannot); outside them the fitted law, scaled to meet the
+        nearest point.
+        """
+        r = roofline_s(cost, self.bandwidth_gbps, self.gflops)
+        law = self.overhead_s + (self.scale * r**self.power if r > 0 else 0.0)
+        if len(self.points) < 2 or not r > 0:
+            return law
+        return interpolate(self.points, r, self.overhead_s, self.scale, self.power)
+
+    def compute_s(self, cost: Cost) -> float:
+        """Predicted time of the roofline term (s), the launch overhead excluded."""
+        return max(self.time_s(cost) - self.overhead_s, 0.0)
+
+    def transfer_s(self, bytes_in: float, bytes_out: float, resident: bool) -> float:
+        """Predicted host↔device copies of one call (s): 0 on the host or for resident data."""
+        if self.kind == "cpu" or resident:
+            return 0.0
+        if not self.h2d_gbps > 0:
+            return float("nan")
+        return 2 * self.latency_s + (bytes_in + bytes_out) / (self.h2d_gbps * 1e9)
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["sizes"] = list(self.sizes)
+        d["points"] = [list(p) for p in self.points]
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> DeviceFit:
+        return cls(**{**d, "sizes": tuple(d.get("sizes", ())),
+                      "points": tuple(tuple(p) for p in d.get("points", ()))})
