@@ -148,6 +148,14 @@ def test_known_but_unavailable_device_is_a_status_not_an_error():
 
 # ---- argument checks ----------------------------------------------------------------------
 
+
+class _NotAClient:
+    """No Dask client (a repr that is the same in every process, for stable test ids)."""
+
+    def __repr__(self) -> str:
+        return "NotAClient()"
+
+
 BAD_COMPARE = [
     ({"sizes": None}, "sizes"),
     ({"sizes": [2.7]}, "sizes"),
@@ -182,7 +190,7 @@ BAD_COMPARE = [
     ({"include_recorded": "yes"}, "include_recorded"),
     ({"checkpoint": 3}, "checkpoint"),
     ({"checkpoint": "/no/such/folder/sweep.jsonl"}, "checkpoint"),
-    ({"client": object()}, "client"),
+    ({"client": _NotAClient()}, "client"),
 ]
 
 
