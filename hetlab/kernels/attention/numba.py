@@ -225,7 +225,9 @@ def unified_phi(q1: np.ndarray, k_cache: np.ndarray) -> np.ndarray:
     n, d = k_cache.shape[1], k_cache.shape[2]
     sample = k_cache[:, :: max(1, n // PHI_SAMPLE)].astype(np.float64)
     s = np.einsum("hd,hjd->hj", q1.astype(np.float64), sample) / math.sqrt(d)
-    return s.mean(axis=1) + 3.0 * s.std(axis=1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        phi = s.mean(axis=1) + 3.0 * s.std(axis=1)
+    return np.where(np.isfinite(phi), phi, s.max(axis=1))  # huge scores: the sample's max
 
 
 def auto_parts(heads: int, n: int) -> int:

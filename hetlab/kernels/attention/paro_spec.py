@@ -56,7 +56,7 @@ def check_grid(kernel: str, grid: Any, n: int) -> tuple[int, int, int]:
 def _validate_reorder(q: Any, k: Any, grid: Any, block: Any = 64) -> dict[str, Any]:
     kernel = "attention_reorder"
     b = check_int(kernel, "block", block, 1, MAX_BLOCK)
-    q, k, _ = check_heads(kernel, q, k, None)
+    q, k, _ = check_heads(kernel, q, k, None, with_values=False)
     _square(kernel, q, k)
     g = check_grid(kernel, grid, q.shape[1])
     return {"q": np.asarray(q), "k": np.asarray(k), "grid": g, "block": b}

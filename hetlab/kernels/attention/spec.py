@@ -90,10 +90,13 @@ def _array(kernel: str, name: str, a: Any, ndim: int, shape_doc: str) -> Any:
     return arr
 
 
-def check_heads(kernel: str, q: Any, k: Any, v: Any, q_ndim: int = 3) -> tuple[Any, Any, Any]:
+def check_heads(kernel: str, q: Any, k: Any, v: Any, q_ndim: int = 3, *,
+                with_values: bool = True) -> tuple[Any, Any, Any]:
     """Shapes and dtypes of ``q``, ``k``, ``v`` (``q`` of rank ``q_ndim``: 3, or 2 for
-    decode; ``v`` may be None where a kernel takes no values); returns the three (v: None)
-    cast to their common dtype, checked finite in it."""
+    decode; ``with_values=False`` where a kernel takes no values: ``v`` ignored, None
+    returned); returns the three cast to their common dtype, checked finite in it."""
+    if not with_values:
+        v = None
     qd = "(heads, n_q, d)" if q_ndim == 3 else "(heads, d)"
     kn, vn = ("k", "v") if q_ndim == 3 else ("k_cache", "v_cache")
     qn = "q" if q_ndim == 3 else "q1"
@@ -106,7 +109,7 @@ def check_heads(kernel: str, q: Any, k: Any, v: Any, q_ndim: int = 3) -> tuple[A
             f"{tuple(k.shape)}."
         )
     dims = [(qn, d)]
-    if v is not None:
+    if with_values:
         v = _array(kernel, vn, v, 3, "(heads, n_k, d_v)")
         if v.shape[0] != heads or v.shape[1] != k.shape[1]:
             raise InvalidInputError(
