@@ -11,7 +11,8 @@ tile's maximum, rescales its running sum and accumulator once (online softmax) a
 tile's weighted values. Scores exist per thread and tile only, never n × n. Shared tiles and
 accumulators are float64 whatever the inputs' dtype (one kernel for float32 and float64,
 head dims up to 256 within 48 KiB of shared memory) — written to be checked, not yet tuned
-on a GPU.
+on a GPU. The kernel avoids the ``min`` builtin: numba-cuda compiles it as a device
+function for the current GPU, which the sm_90 PTX check without a GPU cannot name.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def flash_kernel(q, k, v, out, causal, scale):  # pragma: no cover - device code
         for e in range(dv):
             acc[e] = 0.0
     m = -math.inf
-    l = 0.0
+    lsum = 0.0
     tile_last = cuda.blockIdx.x * BLOCK_Q + BLOCK_Q - 1 + offset  # last key any row sees
     j_end = n_k
     if causal and tile_last + 1 < n_k:
@@ -64,7 +65,7 @@ def flash_kernel(q, k, v, out, causal, scale):  # pragma: no cover - device code
                     vs[r, e] = v[hh, j0 + r, e]
         cuda.syncthreads()
         if active:
-            cols = min(BLOCK_K, n_k - j0)
+            cols = BLOCK_K if j0 + BLOCK_K <= n_k else n_k - j0  # (no min(): see below)
             mx = m
             for c in range(cols):
                 s = 0.0
@@ -77,15 +78,15 @@ def flash_kernel(q, k, v, out, causal, scale):  # pragma: no cover - device code
                     mx = s
             if mx != -math.inf:
                 alpha = math.exp(m - mx)
-                l *= alpha
+                lsum *= alpha
                 for e in range(dv):
                     acc[e] *= alpha
                 for c in range(cols):
                     p = math.exp(sc[c] - mx)
-                    l += p
+                    lsum += p
                     for e in range(dv):
                         acc[e] += p * vs[c, e]
                 m = mx
     if active:
         for e in range(dv):
-            out[hh, i, e] = acc[e] / l
+            out[hh, i, e] = acc[e] / lsum

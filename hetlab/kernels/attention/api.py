@@ -118,10 +118,10 @@ def decode_attention_info(q1: Any, k_cache: Any, v_cache: Any,
     Examples
     --------
     >>> import numpy as np
-    >>> k = np.zeros((2, 8, 4)); k[1, 5] = 40.0                  # one key scores far above φ
+    >>> k = np.zeros((2, 8, 4)); k[1, 5] = 40.0        # head 1: one key scores 80, the rest 0
     >>> o, info = decode_attention_info(np.ones((2, 4)), k, np.ones((2, 8, 4)), parts=4)
-    >>> info.recomputed.tolist(), info.parts
-    ([0, 1], 4)
+    >>> info.recomputed.tolist(), info.parts  # φ₁ ≈ 88: head 1's other 3 parts sit > 30 below
+    ([0, 3], 4)
     """
     from .numba import decode_attention_stats
 
@@ -163,7 +163,7 @@ def attention_reorder(q: Any, k: Any, grid: Any, block: int = 64, *,
     >>> import numpy as np, hetlab as hl
     >>> from hetlab.kernels.attention import paro
     >>> q, k, v = paro.planted_grid((4, 4, 4), ["WHF"], d=8, rng=np.random.default_rng(0))
-    >>> order = hl.attention_reorder(q, k, grid=(4, 4, 4), block=4)
+    >>> order = hl.attention_reorder(q, k, grid=(4, 4, 4), block=8)
     >>> paro.order_names(order, (4, 4, 4))
     ['WHF']
     """

@@ -64,7 +64,7 @@ def _flash(q, kt, v, causal, scale, bq, bk, out):  # pragma: no cover - compiled
         i0 = (t % tiles) * bq
         rows = min(bq, n_q - i0)
         m = np.full(rows, -np.inf, q.dtype)
-        l = np.zeros(rows, q.dtype)
+        lsum = np.zeros(rows, q.dtype)
         acc = np.zeros((rows, dv), q.dtype)
         s = np.empty((rows, bk), q.dtype)
         qs = np.empty((rows, d), q.dtype)
@@ -97,7 +97,7 @@ def _flash(q, kt, v, causal, scale, bq, bk, out):  # pragma: no cover - compiled
                     p = math.exp(s[r, c] - mx)
                     s[r, c] = p
                     total += p
-                l[r] = l[r] * alpha + total
+                lsum[r] = lsum[r] * alpha + total
                 m[r] = mx
                 for e in range(dv):
                     acc[r, e] *= alpha
@@ -107,7 +107,7 @@ def _flash(q, kt, v, causal, scale, bq, bk, out):  # pragma: no cover - compiled
                         for e in range(dv):
                             acc[r, e] += p * v[hh, j0 + c, e]
         for r in range(rows):
-            inv = 1.0 / l[r]
+            inv = 1.0 / lsum[r]
             for e in range(dv):
                 out[hh, i0 + r, e] = acc[r, e] * inv
 
@@ -169,7 +169,7 @@ def _part_unified(q, k, v, hh, j0, j1, scale, phi, acc):  # pragma: no cover - c
 
 
 @njit(parallel=True, cache=True)
-def _decode(q, k, v, parts, unified, phi, hi, lo, acc, l, ref, redo):  # pragma: no cover
+def _decode(q, k, v, parts, unified, phi, hi, lo, acc, lsum, ref, redo):  # pragma: no cover
     h, n, _ = k.shape
     size = (n + parts - 1) // parts
     scale = 1.0 / math.sqrt(q.shape[1])
@@ -179,20 +179,20 @@ def _decode(q, k, v, parts, unified, phi, hi, lo, acc, l, ref, redo):  # pragma:
         j0 = p * size
         j1 = min(n, j0 + size)
         if j0 >= j1:
-            l[hh, p] = 0.0
+            lsum[hh, p] = 0.0
             ref[hh, p] = -np.inf
             acc[hh, p, :] = 0.0
             continue
         if unified:
             total, m = _part_unified(q, k, v, hh, j0, j1, scale, phi[hh], acc[hh, p])
             if m - phi[hh] <= hi and m - phi[hh] >= -lo:
-                l[hh, p] = total
+                lsum[hh, p] = total
                 ref[hh, p] = phi[hh]
                 continue
             redo[hh, p] = 1  # the fallback: this part again, synchronized
         scratch = np.empty(j1 - j0, np.float64)
         total, m = _part_sync(q, k, v, hh, j0, j1, scale, acc[hh, p], scratch)
-        l[hh, p] = total
+        lsum[hh, p] = total
         ref[hh, p] = m
 
 
@@ -247,17 +247,17 @@ def decode_attention_stats(q1: np.ndarray, k_cache: np.ndarray, v_cache: np.ndar
     unified = softmax == "unified-max"
     phi = unified_phi(q1, k_cache) if unified else np.zeros(h)
     acc = np.empty((h, parts, dv), q1.dtype)
-    l = np.empty((h, parts), np.float64)
+    lsum = np.empty((h, parts), np.float64)
     ref = np.empty((h, parts), np.float64)
     redo = np.zeros((h, parts), np.int64)
     _decode(q1, k_cache, v_cache, parts, unified, phi, OVERFLOW_MARGIN, UNDERFLOW_MARGIN,
-            acc, l, ref, redo)
+            acc, lsum, ref, redo)
     if unified and not redo.any():
-        out = acc.astype(np.float64).sum(axis=1) / l.sum(axis=1)[:, None]  # no rescale
+        out = acc.astype(np.float64).sum(axis=1) / lsum.sum(axis=1)[:, None]  # no rescale
     else:  # synchronized combine (or a head with a recomputed part): rescale to the max
         top = ref.max(axis=1, keepdims=True)
         w = np.exp(ref - top)
-        out = np.einsum("hp,hpd->hd", w, acc.astype(np.float64)) / (w * l).sum(axis=1)[:, None]
+        out = np.einsum("hp,hpd->hd", w, acc.astype(np.float64)) / (w * lsum).sum(axis=1)[:, None]
     stats = DecodeStats(parts, redo.sum(axis=1), phi if unified else None)
     return out.astype(q1.dtype), stats
 

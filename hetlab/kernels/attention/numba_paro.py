@@ -34,7 +34,7 @@ def _sparse_float(q, kt, v, kept, block, scale, out):  # pragma: no cover - comp
         r0 = bi * block
         rows = min(block, n - r0)
         m = np.full(rows, -np.inf, q.dtype)
-        l = np.zeros(rows, q.dtype)
+        lsum = np.zeros(rows, q.dtype)
         acc = np.zeros((rows, dv), q.dtype)
         s = np.empty((rows, block), q.dtype)
         for bj in kept[hh, bi]:
@@ -58,7 +58,7 @@ def _sparse_float(q, kt, v, kept, block, scale, out):  # pragma: no cover - comp
                     p = math.exp(s[r, c] - mx)
                     s[r, c] = p
                     total += p
-                l[r] = l[r] * alpha + total
+                lsum[r] = lsum[r] * alpha + total
                 m[r] = mx
                 for e in range(dv):
                     acc[r, e] *= alpha
@@ -68,7 +68,7 @@ def _sparse_float(q, kt, v, kept, block, scale, out):  # pragma: no cover - comp
                         acc[r, e] += p * v[hh, c0 + c, e]
         for r in range(rows):
             for e in range(dv):
-                out[hh, r0 + r, e] = acc[r, e] / l[r]
+                out[hh, r0 + r, e] = acc[r, e] / lsum[r]
 
 
 @njit(parallel=True, cache=True)
@@ -82,7 +82,7 @@ def _sparse_quant(qi, kit, vi, sq, sk, sv, kept, block, scale, qm, out):  # prag
         r0 = bi * block
         rows = min(block, n - r0)
         m = np.full(rows, -np.inf)
-        l = np.zeros(rows)
+        lsum = np.zeros(rows)
         acc = np.zeros((rows, dv))
         si = np.empty((rows, block), np.int32)
         s = np.empty((rows, block))
@@ -113,7 +113,7 @@ def _sparse_quant(qi, kit, vi, sq, sk, sv, kept, block, scale, qm, out):  # prag
                     total += p
                     if p > pmax:
                         pmax = p
-                l[r] = l[r] * alpha + total
+                lsum[r] = lsum[r] * alpha + total
                 m[r] = mx
                 for e in range(dv):
                     acc[r, e] *= alpha
@@ -130,7 +130,7 @@ def _sparse_quant(qi, kit, vi, sq, sk, sv, kept, block, scale, qm, out):  # prag
                     acc[r, e] += np.float64(tot) * g
         for r in range(rows):
             for e in range(dv):
-                out[hh, r0 + r, e] = acc[r, e] / l[r]
+                out[hh, r0 + r, e] = acc[r, e] / lsum[r]
 
 
 def block_sparse_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray,

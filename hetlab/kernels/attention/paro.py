@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import itertools
 import math
+
 import numpy as np
 
 from .reference import softmax_rows
@@ -182,7 +183,7 @@ def block_sparse_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray,
         for bi in range(kept.shape[1]):
             r0, r1 = bi * block, min(n, bi * block + block)
             m = np.full(r1 - r0, -np.inf)
-            l = np.zeros(r1 - r0)
+            lsum = np.zeros(r1 - r0)
             acc = np.zeros((r1 - r0, v.shape[2]))
             for bj in kept[hh, bi]:
                 c0, c1 = bj * block, min(n, bj * block + block)
@@ -194,7 +195,7 @@ def block_sparse_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray,
                 m_new = np.maximum(m, s.max(axis=1))
                 alpha = np.exp(m - m_new)
                 p = np.exp(s - m_new[:, None])
-                l = l * alpha + p.sum(axis=1)
+                lsum = lsum * alpha + p.sum(axis=1)
                 if bits:
                     sp = p.max() / qm
                     pq = np.floor(p / sp + 0.5).astype(np.int64)
@@ -203,7 +204,7 @@ def block_sparse_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray,
                     pv = p @ v64[hh, c0:c1]
                 acc = acc * alpha[:, None] + pv
                 m = m_new
-            out[hh, r0:r1] = acc / l[:, None]
+            out[hh, r0:r1] = acc / lsum[:, None]
     return unpermute(out, order).astype(q.dtype)
 
 

@@ -7,8 +7,6 @@ Receives validated keywords (see :mod:`.spec`).
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 __all__ = ["attention", "decode_attention", "softmax_rows", "CHUNK"]
