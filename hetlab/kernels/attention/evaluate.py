@@ -67,7 +67,8 @@ def error_report(q: Any, k: Any, v: Any, *, grid: Sequence[int] | None = None,
     -------
     xarray.Dataset
         ``error`` (head, density, bits, reorder): the relative L1 error
-        ``Σ|o − o_dense| / Σ|o_dense|`` per head (SageAttention's measure); ``overall`` (density, bits,
+        ``Σ|o − o_dense| / Σ|o_dense|`` per head
+        (SageAttention's measure); ``overall`` (density, bits,
         reorder): the
         same over all heads;
         ``block_diag_mass`` (head, reorder): the reorder measure of the order used.
