@@ -20,6 +20,7 @@ Kinds
               arguments, so ``lo``/``hi`` are the *static* bounds (None: none)
 ``"float"``   a real number; ``positive`` adds ``> 0``; always finite
 ``"choice"``  one of ``choices``
+``"bool"``    a Python/NumPy bool (not an int, not a string)
 ``"csr"``     a sparse matrix (CSR, or anything :func:`hetlab.sparse.csr` converts)
 ``"quantized"`` a :class:`hetlab.quant.QuantizedMatrix`
 """
@@ -34,7 +35,7 @@ import numpy as np
 
 __all__ = ["Param", "KINDS", "bad_values", "device_line", "REQUIRED"]
 
-KINDS = ("points", "array", "int", "float", "choice", "csr", "quantized")
+KINDS = ("points", "array", "int", "float", "choice", "bool", "csr", "quantized")
 
 
 class _Required:
@@ -70,6 +71,9 @@ class Param:
         The values of a ``"choice"``.
     empty_ok : bool
         Whether an array of length 0 is valid (queries, centres).
+    none_ok : bool
+        Whether ``None`` is a valid value (an optional argument, e.g. ``bits=None``: no
+        quantization); the ``type:None`` bad-input class is then not fed to it.
     """
 
     name: str
@@ -82,6 +86,7 @@ class Param:
     ndim: int | None = None
     choices: tuple[str, ...] = ()
     empty_ok: bool = False
+    none_ok: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -117,6 +122,12 @@ def bad_values(p: Param, good: Any) -> Iterator[tuple[str, Any]]:
     ``good`` is a valid value of the parameter (from the spec's generated case), from which
     the array classes are derived (wrong rank, dtype, NaN/inf, empty).
     """
+    for label, value in _bad_values(p, good):
+        if not (p.none_ok and value is None):
+            yield label, value
+
+
+def _bad_values(p: Param, good: Any) -> Iterator[tuple[str, Any]]:
     if p.kind in ("points", "array"):
         yield from _array_bad(p, np.asarray(good))
         if p.kind == "points":
@@ -144,6 +155,10 @@ def bad_values(p: Param, good: Any) -> Iterator[tuple[str, Any]]:
         yield "choice:unknown", "no-such-choice"
         yield "type:None", None
         yield "type:int", 3
+    elif p.kind == "bool":
+        yield "type:None", None
+        yield "type:int", 1
+        yield "type:str", "True"
     elif p.kind == "csr":  # dense arrays and lists convert: not bad input
         yield "type:None", None
         yield "type:str", "matrix"

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 #: the kernel families, each a subpackage that exports its public kernel functions
-FAMILIES = ("pointcloud", "sparse", "quant", "sparseconv")
+FAMILIES = ("pointcloud", "sparse", "quant", "sparseconv", "attention")
 
 for _family in FAMILIES:
     importlib.import_module(f"{__name__}.{_family}")

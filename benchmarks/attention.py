@@ -1,0 +1,125 @@
+"""Attention on the CPU: hetlab's numba kernels vs torch's SDPA and the triad, one run.
+
+Prints, side by side and as ratios (never asserted; the goals of issue 19 are printed next
+to what was reached):
+- flash attention (numba, tiled, online softmax) vs
+  ``torch.nn.functional.scaled_dot_product_attention`` on the CPU, 8 heads, d = 64, float32,
+  non-causal, n = 1024, 4096, 16384 (goal ≥ 1.0× torch); "torch not installed" without torch;
+- decode attention on a 32k-token cache (8 heads, d = 64): the KV stream's GB/s as a fraction
+  of a STREAM triad measured in this run (goal ≥ 70%), and unified-max vs synchronized;
+- block-sparse attention at 25% density (bits None and 8, block 64) vs dense flash, with its
+  relative L1 error against float64 dense attention beside it (goal ≥ 2.5×).
+
+Every line names the CPU and the code path. Timings are the best of ``--repeats`` calls,
+run round-robin; on a shared machine they move from run to run.
+
+    PYTHONPATH=. python benchmarks/attention.py            # full sizes (minutes)
+    PYTHONPATH=. python benchmarks/attention.py --quick    # small sizes (seconds)
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+
+def interleaved(fns: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
+    """Best wall time of each function, called round-robin after one untimed round (s)."""
+    for fn in fns.values():
+        fn()
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - t0)
+    return best
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="small sizes")
+    p.add_argument("--repeats", type=int, default=3)
+    args = p.parse_args(argv)
+
+    import numba
+
+    import hetlab as hl
+    from hetlab.backends.numba import _parallel_triad_gbps
+    from hetlab.kernels.attention import decode_attention_info
+    from hetlab.machine import cpu_model
+
+    threads = numba.get_num_threads()
+    cpu = f"{cpu_model()}, {threads} numba threads"
+    rng = np.random.default_rng(0)
+    heads, d = 8, 64
+    sizes = [256, 512] if args.quick else [1024, 4096, 16384]
+    cache = 4096 if args.quick else 32768
+    print(f"# attention benchmark — CPU: {cpu}")
+
+    try:
+        import torch
+
+        torch.set_num_threads(threads)
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+    except ImportError:
+        torch = None
+    for n in sizes:
+        q, k, v = (rng.standard_normal((heads, n, d), dtype=np.float32) for _ in range(3))
+        fns = {"numba": lambda q=q, k=k, v=v: hl.attention(q, k, v, device="numba")}
+        if torch is not None:
+            tq, tk, tv = (torch.from_numpy(a) for a in (q, k, v))
+            fns["torch"] = lambda tq=tq, tk=tk, tv=tv: sdpa(tq, tk, tv)
+        t = interleaved(fns, 1 if n > 8192 else args.repeats)
+        flops = 4.0 * heads * n * n * d
+        line = (f"flash n={n:6d} h={heads} d={d} f32 [{cpu}]: numba flash (numba.py _flash) "
+                f"{t['numba'] * 1e3:9.2f} ms {flops / t['numba'] / 1e9:6.1f} GFLOP/s")
+        if torch is not None:
+            line += (f" | torch {torch.__version__} SDPA CPU {t['torch'] * 1e3:9.2f} ms | "
+                     f"numba/torch speed {t['torch'] / t['numba']:.2f}× (goal ≥ 1.0×)")
+        else:
+            line += " | torch not installed (pip install 'hetlab[torch-baseline]')"
+        print(line)
+
+    q1 = rng.standard_normal((heads, d), dtype=np.float32)
+    kc, vc = (rng.standard_normal((heads, cache, d), dtype=np.float32) for _ in range(2))
+    t = interleaved({s: (lambda s=s: hl.decode_attention(q1, kc, vc, softmax=s, device="numba"))
+                     for s in ("synchronized", "unified-max")}, args.repeats * 3)
+    triad = _parallel_triad_gbps(threads)
+    kv_bytes = kc.nbytes + vc.nbytes
+    _, info = decode_attention_info(q1, kc, vc, softmax="unified-max")
+    for s, sec in t.items():
+        gbps = kv_bytes / sec / 1e9
+        print(f"decode cache={cache} h={heads} d={d} f32 [{cpu}]: numba split-KV "
+              f"{s:12s} (numba.py _decode, {info.parts} parts/head) {sec * 1e3:8.3f} ms "
+              f"{gbps:6.1f} GB/s = {gbps / triad:5.1%} of triad {triad:.1f} GB/s (goal ≥ 70%)")
+    print(f"decode [{cpu}]: unified-max vs synchronized speedup "
+          f"{t['synchronized'] / t['unified-max']:.2f}× "
+          f"(fallback parts recomputed: {info.recomputed_total} of {info.parts * heads})")
+
+    n = sizes[-1] if args.quick else 4096
+    q, k, v = (rng.standard_normal((heads, n, d), dtype=np.float32) for _ in range(3))
+    dense64 = hl.attention(q.astype(np.float64), k.astype(np.float64), v.astype(np.float64))
+    fns = {"dense": lambda: hl.attention(q, k, v, device="numba")}
+    for bits in (None, 8):
+        fns[f"bits={bits}"] = (lambda b=bits: hl.block_sparse_attention(
+            q, k, v, density=0.25, bits=b, block=64, device="numba"))
+    t = interleaved(fns, args.repeats)
+    for bits in (None, 8):
+        o = hl.block_sparse_attention(q, k, v, density=0.25, bits=bits, block=64,
+                                      device="numba")
+        err = float(np.abs(o - dense64).sum() / np.abs(dense64).sum())
+        print(f"block-sparse n={n} h={heads} d={d} density=25% bits={bits} [{cpu}]: numba "
+              f"(numba_paro.py) {t[f'bits={bits}'] * 1e3:8.2f} ms vs dense flash "
+              f"{t['dense'] * 1e3:8.2f} ms = {t['dense'] / t[f'bits={bits}']:.2f}× "
+              f"(goal ≥ 2.5×); rel. L1 error vs dense {err:.3f} (random q/k/v: no block "
+              "structure)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

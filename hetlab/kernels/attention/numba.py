@@ -1,0 +1,268 @@
+"""CPU attention kernels (numba): tiled flash attention and split-KV decode attention.
+
+Flash attention (:func:`attention`): one ``prange`` over heads × query tiles of
+:data:`BLOCK_Q` rows; each tile walks the keys in tiles of :data:`BLOCK_K` (only up to its
+last visible key when causal), keeps a running maximum ``m``, sum ``l`` and output
+accumulator per row (online softmax: when a tile raises ``m``, the old ``l`` and accumulator
+are rescaled by ``exp(m_old − m_new)``), and divides by ``l`` at the end. Scores exist only
+as one BLOCK_Q × BLOCK_K tile per worker, never n × n. Keys are transposed once per call so
+the score loop runs over contiguous keys and vectorizes; the dtype is the inputs' (float32
+stays float32). Fastmath without the NaN/inf flags (the masked −inf scores must stay −inf).
+
+Decode attention (:func:`decode_attention`, :func:`decode_attention_stats`): the cache is cut
+into ``parts`` (FlashDecoding), heads × parts run in one ``prange``, then the parts are
+combined per head:
+
+* ``"synchronized"``: each part finds its own maximum ``m_p`` (scores kept in a part-sized
+  scratch), sums ``exp(s − m_p)`` and ``exp(s − m_p)·v``; the combine rescales each part by
+  ``exp(m_p − M)``, M = max of the parts' maxima.
+* ``"unified-max"`` (FlashDecoding++'s asynchronous softmax): every part of a head
+  exponentiates against one fixed ``φ`` in a single pass over its keys and the combine is a
+  plain sum — no part waits for another's maximum, no rescale. ``φ`` comes from statistics of
+  the inputs (:func:`unified_phi`: mean + 3 standard deviations of the scores of a strided
+  sample of at most :data:`PHI_SAMPLE` cached keys per head — the paper takes the same kind
+  of statistic offline from a model's softmax inputs). A part whose maximum left
+  ``[φ − UNDERFLOW_MARGIN, φ + OVERFLOW_MARGIN]`` (``exp`` could overflow, or the part's
+  weights could all underflow) is recomputed with the synchronized scheme, and that head is
+  then combined with rescaling; :func:`decode_attention_stats` counts the recomputed parts.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+__all__ = ["attention", "decode_attention", "decode_attention_stats", "DecodeStats",
+           "unified_phi", "auto_parts", "BLOCK_Q", "BLOCK_K", "OVERFLOW_MARGIN",
+           "UNDERFLOW_MARGIN", "PHI_SAMPLE"]
+
+BLOCK_Q = 64
+BLOCK_K = 64
+#: a unified-max part is recomputed when its maximum exceeds φ by more than this (e^20 ≈ 5e8:
+#: sums of up to 2³¹ weights stay far from float32's 3.4e38)
+OVERFLOW_MARGIN = 20.0
+#: … or when its maximum is more than this below φ (e^−30 ≈ 1e-13: weights stay normal floats)
+UNDERFLOW_MARGIN = 30.0
+#: most cached keys whose scores set φ
+PHI_SAMPLE = 256
+_FM = {"reassoc", "contract", "nsz", "arcp"}
+
+
+@njit(parallel=True, fastmath=_FM, cache=True)
+def _flash(q, kt, v, causal, scale, bq, bk, out):  # pragma: no cover - compiled
+    h, n_q, d = q.shape
+    n_k = kt.shape[2]
+    dv = v.shape[2]
+    offset = n_k - n_q
+    tiles = (n_q + bq - 1) // bq
+    for t in prange(h * tiles):
+        hh = t // tiles
+        i0 = (t % tiles) * bq
+        rows = min(bq, n_q - i0)
+        m = np.full(rows, -np.inf, q.dtype)
+        lsum = np.zeros(rows, q.dtype)
+        acc = np.zeros((rows, dv), q.dtype)
+        s = np.empty((rows, bk), q.dtype)
+        qs = np.empty((rows, d), q.dtype)
+        for r in range(rows):
+            for e in range(d):
+                qs[r, e] = q[hh, i0 + r, e] * scale
+        j_end = min(n_k, i0 + rows + offset) if causal else n_k
+        for j0 in range(0, j_end, bk):
+            cols = min(bk, j_end - j0)
+            for r in range(rows):
+                for c in range(cols):
+                    s[r, c] = 0.0
+                for e in range(d):
+                    x = qs[r, e]
+                    for c in range(cols):
+                        s[r, c] += x * kt[hh, e, j0 + c]
+            for r in range(rows):
+                mx = m[r]
+                lim = i0 + r + offset - j0  # last visible column of this row in the tile
+                for c in range(cols):
+                    if causal and c > lim:
+                        s[r, c] = -np.inf
+                    elif s[r, c] > mx:
+                        mx = s[r, c]
+                if mx == -np.inf:  # nothing visible yet (never on the first tile)
+                    continue
+                alpha = math.exp(m[r] - mx)
+                total = 0.0
+                for c in range(cols):
+                    p = math.exp(s[r, c] - mx)
+                    s[r, c] = p
+                    total += p
+                lsum[r] = lsum[r] * alpha + total
+                m[r] = mx
+                for e in range(dv):
+                    acc[r, e] *= alpha
+                for c in range(cols):
+                    p = s[r, c]
+                    if p != 0.0:
+                        for e in range(dv):
+                            acc[r, e] += p * v[hh, j0 + c, e]
+        for r in range(rows):
+            inv = 1.0 / lsum[r]
+            for e in range(dv):
+                out[hh, i0 + r, e] = acc[r, e] * inv
+
+
+def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = False) -> np.ndarray:
+    """numba implementation of :func:`hetlab.attention` (validated arguments)."""
+    out = np.empty((q.shape[0], q.shape[1], v.shape[2]), q.dtype)
+    kt = np.ascontiguousarray(k.transpose(0, 2, 1))
+    scale = q.dtype.type(1.0 / math.sqrt(q.shape[2]))
+    _flash(q, kt, v, causal, scale, BLOCK_Q, BLOCK_K, out)
+    return out
+
+
+# --------------------------------------------------------------------------- decode
+
+
+@njit(fastmath=_FM, cache=True)
+def _part_sync(q, k, v, hh, j0, j1, scale, acc, scratch):  # pragma: no cover - compiled
+    """Synchronized part: own maximum, then weights; returns (l, m), fills acc."""
+    d = q.shape[1]
+    m = -np.inf
+    for j in range(j0, j1):
+        x = 0.0
+        for e in range(d):
+            x += q[hh, e] * k[hh, j, e]
+        x *= scale
+        scratch[j - j0] = x
+        if x > m:
+            m = x
+    acc[:] = 0.0
+    total = 0.0
+    for j in range(j0, j1):
+        p = math.exp(scratch[j - j0] - m)
+        total += p
+        for e in range(acc.shape[0]):
+            acc[e] += p * v[hh, j, e]
+    return total, m
+
+
+@njit(fastmath=_FM, cache=True)
+def _part_unified(q, k, v, hh, j0, j1, scale, phi, acc):  # pragma: no cover - compiled
+    """Unified-max part: one pass, weights exp(s − φ); returns (l, max score)."""
+    d = q.shape[1]
+    m = -np.inf
+    acc[:] = 0.0
+    total = 0.0
+    for j in range(j0, j1):
+        x = 0.0
+        for e in range(d):
+            x += q[hh, e] * k[hh, j, e]
+        x *= scale
+        if x > m:
+            m = x
+        p = math.exp(x - phi)
+        total += p
+        for e in range(acc.shape[0]):
+            acc[e] += p * v[hh, j, e]
+    return total, m
+
+
+@njit(parallel=True, cache=True)
+def _decode(q, k, v, parts, unified, phi, hi, lo, acc, lsum, ref, redo):  # pragma: no cover
+    h, n, _ = k.shape
+    size = (n + parts - 1) // parts
+    scale = 1.0 / math.sqrt(q.shape[1])
+    for t in prange(h * parts):
+        hh = t // parts
+        p = t % parts
+        j0 = p * size
+        j1 = min(n, j0 + size)
+        if j0 >= j1:
+            lsum[hh, p] = 0.0
+            ref[hh, p] = -np.inf
+            acc[hh, p, :] = 0.0
+            continue
+        if unified:
+            total, m = _part_unified(q, k, v, hh, j0, j1, scale, phi[hh], acc[hh, p])
+            if m - phi[hh] <= hi and m - phi[hh] >= -lo:
+                lsum[hh, p] = total
+                ref[hh, p] = phi[hh]
+                continue
+            redo[hh, p] = 1  # the fallback: this part again, synchronized
+        scratch = np.empty(j1 - j0, np.float64)
+        total, m = _part_sync(q, k, v, hh, j0, j1, scale, acc[hh, p], scratch)
+        lsum[hh, p] = total
+        ref[hh, p] = m
+
+
+@dataclass(frozen=True)
+class DecodeStats:
+    """What one decode call did: parts per head, the recomputed (fallback) parts per head,
+    and the unified maximum φ per head (None for the synchronized scheme)."""
+
+    parts: int
+    recomputed: np.ndarray
+    phi: np.ndarray | None
+
+    @property
+    def recomputed_total(self) -> int:
+        return int(self.recomputed.sum())
+
+    @property
+    def fallback_rate(self) -> float:
+        """Recomputed parts / all parts."""
+        return self.recomputed_total / max(self.parts * self.recomputed.shape[0], 1)
+
+
+def unified_phi(q1: np.ndarray, k_cache: np.ndarray) -> np.ndarray:
+    """φ per head: mean + 3·std of the scores of a strided sample of ≤ PHI_SAMPLE keys.
+
+    >>> import numpy as np
+    >>> unified_phi(np.ones((1, 4)), np.zeros((1, 10, 4)))
+    array([0.])
+    """
+    n, d = k_cache.shape[1], k_cache.shape[2]
+    sample = k_cache[:, :: max(1, n // PHI_SAMPLE)].astype(np.float64)
+    s = np.einsum("hd,hjd->hj", q1.astype(np.float64), sample) / math.sqrt(d)
+    with np.errstate(over="ignore", invalid="ignore"):
+        phi = s.mean(axis=1) + 3.0 * s.std(axis=1)
+    return np.where(np.isfinite(phi), phi, s.max(axis=1))  # huge scores: the sample's max
+
+
+def auto_parts(heads: int, n: int) -> int:
+    """Parts per head when ``parts=0``: at least two (head, part) tasks per thread, and
+    parts of at most 4096 keys; never more parts than keys."""
+    threads = numba.get_num_threads()
+    return int(max(1, min(n, max(-(-2 * threads // heads), -(-n // 4096)))))
+
+
+def decode_attention_stats(q1: np.ndarray, k_cache: np.ndarray, v_cache: np.ndarray,
+                           softmax: str = "synchronized",
+                           parts: int = 0) -> tuple[np.ndarray, DecodeStats]:
+    """numba decode attention (validated arguments) and what it did (:class:`DecodeStats`)."""
+    h, n, _ = k_cache.shape
+    dv = v_cache.shape[2]
+    parts = auto_parts(h, n) if parts == 0 else min(parts, n)
+    unified = softmax == "unified-max"
+    phi = unified_phi(q1, k_cache) if unified else np.zeros(h)
+    acc = np.empty((h, parts, dv), q1.dtype)
+    lsum = np.empty((h, parts), np.float64)
+    ref = np.empty((h, parts), np.float64)
+    redo = np.zeros((h, parts), np.int64)
+    _decode(q1, k_cache, v_cache, parts, unified, phi, OVERFLOW_MARGIN, UNDERFLOW_MARGIN,
+            acc, lsum, ref, redo)
+    if unified and not redo.any():
+        out = acc.astype(np.float64).sum(axis=1) / lsum.sum(axis=1)[:, None]  # no rescale
+    else:  # synchronized combine (or a head with a recomputed part): rescale to the max
+        top = ref.max(axis=1, keepdims=True)
+        w = np.exp(ref - top)
+        out = np.einsum("hp,hpd->hd", w, acc.astype(np.float64)) / (w * lsum).sum(axis=1)[:, None]
+    stats = DecodeStats(parts, redo.sum(axis=1), phi if unified else None)
+    return out.astype(q1.dtype), stats
+
+
+def decode_attention(q1: np.ndarray, k_cache: np.ndarray, v_cache: np.ndarray,
+                     softmax: str = "synchronized", parts: int = 0) -> np.ndarray:
+    """numba implementation of :func:`hetlab.decode_attention` (validated arguments)."""
+    return decode_attention_stats(q1, k_cache, v_cache, softmax, parts)[0]
