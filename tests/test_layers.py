@@ -31,7 +31,7 @@ LAYERS: dict[str, int] = {
     "bench": 4, "results": 4, "sweep": 4, "_sweep_args": 4, "distributed": 4, "recorded": 4,
     "offload": 4, "check": 4, "auto": 4, "energy": 4,
     # 5: presentation
-    "viz": 5, "widgets": 5, "accessor": 5,
+    "viz": 5, "widgets": 5, "accessor": 5, "exercises": 5,
     # 6: entry points
     "cli": 6, "__main__": 6, "__init__": 6,
 }

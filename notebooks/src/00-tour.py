@@ -72,33 +72,73 @@ print(dict(live.sizes))
 print("verified:", {d: bool(v) for d, v in live["verified"].all("size").to_series().items()})
 
 # %% [markdown]
+# ## Exercises
+#
+# Each exercise is a function for you to fill in — it starts as a stub that raises
+# `NotImplementedError("your code here")` — and a checker from `hetlab.exercises`. The checker
+# runs your function on small hand-made inputs first and stops at the first wrong one with a
+# **hint**: which input, what was expected, what came back, and what to look at. Where speed is
+# the point it then runs `hl.check`'s generated cases and shows your time beside hetlab's.
+# Below, each checker is called with `raise_on_fail=False` so the stub's verdict is shown rather
+# than raised; run the cell again after filling in the function. Solutions are in
+# `notebooks/solutions/` — try first.
+#
+# ### Exercise 00.1 · Your own FPS
+#
+# Fill in `my_fps`: start from `start`, then repeatedly pick the point farthest from all points
+# picked so far (lowest index on ties, never the same point twice).
+
+# %%
+from hetlab.exercises import check_fastest_verified, check_fps
+
+
+def my_fps(points, n_samples, start=0):
+    """(n, 3) float32 points → (n_samples,) indices of farthest point sampling."""
+    raise NotImplementedError("your code here")
+
+
+check_fps(my_fps, raise_on_fail=False)
+
+# %% [markdown]
+# ### Exercise 00.2 · Read a comparison
+#
+# A comparison Dataset holds `time_s` with dims `(device, size, repeat)` and `verified` with
+# dims `(device, size)`. Fill in `fastest_verified(ds, size)`: the name of the device with the
+# least *median* time over the repeats among the devices whose result was verified at that
+# size, or `None` when none was. Try it on the dashboard's Dataset above once it passes:
+# `fastest_verified(dash.dataset, 10_000)`.
+
+# %%
+def fastest_verified(ds, size):
+    """Comparison Dataset, size → name of the fastest verified device, or None."""
+    raise NotImplementedError("your code here")
+
+
+check_fastest_verified(fastest_verified, raise_on_fail=False)
+
+# %% [markdown]
 # ## Where to go next
 #
-# * **04 · Point clouds** — distribution-aware FPS, kNN and the fused transition-down.
-# * More notebooks join the series as their kernel families land: offload extraction,
-#   quantization, sparse algebra, FPGA overlays, scaling out.
+# * **01 · Offload extraction** — plain Python loops → dependence verdicts → `prange`/CUDA
+#   variants → a genetic search on measured, verified times.
+# * **02 · Quantization** — group-wise INT8/4/3/2 formats, their true bits per weight, MiniLM's
+#   error vs bits, mixed precision, MBQ and GPTQ calibration, a fused W4 GEMV on the roofline.
+# * **03 · Sparse** — formats and bytes per nonzero, the SpMV roofline, sparse einsum, sparse
+#   3-D convolution with a measured dataflow choice.
+# * **04 · Point clouds** — distribution-aware FPS, kNN, ball query and the fused
+#   transition-down.
+# * **05 · FPGA overlays** — registers, buffers, cache coherency and the modeled clock.
+# * **06 · Scaling out** — comparison sweeps on a Dask cluster, checkpoints and resumption.
 #
-# ## Try it: write your own FPS
+# ## Shutting down
 #
-# Fill in `my_fps` below — start from `start`, then repeatedly pick the point farthest from all
-# points picked so far (lowest index on ties, never the same point twice). `hl.check` runs it on
-# generated clouds against the reference and shows its speed beside hetlab's.
+# This notebook's kernel keeps the cloud and the dashboard's Dataset in memory until it stops.
+# The cell below frees them; then choose **Kernel → Shut Down Kernel** (or, in the *Running
+# Terminals and Kernels* panel on the left, **Shut Down** beside this notebook) before opening
+# the next one, so that several notebooks never hold memory at once.
 
 # %%
-def my_fps(points, n_samples, start=0):
-    dist = np.full(len(points), np.inf, dtype=points.dtype)
-    picked = [start]
-    for _ in range(n_samples - 1):
-        d = points - points[picked[-1]]
-        dist = np.minimum(dist, (d * d).sum(axis=1))
-        dist[picked] = -1
-        picked.append(int(np.argmax(dist)))
-    return np.array(picked)
+import gc  # noqa: E402
 
-
-report = hl.check(my_fps, hl.fps, sizes=(1, 2, 17, 300), against=[])
-print(report.passed)
-
-# %%
-# NBVAL_IGNORE_OUTPUT
-hl.check(my_fps, hl.fps)
+del dash, ds, live, points, samples, same
+print("freed; objects collected:", gc.collect() >= 0)

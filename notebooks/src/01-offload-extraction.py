@@ -315,9 +315,62 @@ print(kernel[kernel.index('extern "C"'):])   # after the header and the helper f
 # loop or an unknown call makes its loops *unsupported*. FPGA times are modeled only.
 # On the shell: `hetlab offload path/to/file.py:function --targets numba,cupy,fpga`.
 #
+# ## Exercises
+#
+# Each exercise is a stub for you to fill in and a checker from `hetlab.exercises` that stops at
+# the first wrong case with a hint (which input, what was expected, what came, what to look at).
+# The checkers are called with `raise_on_fail=False`, so the stub's verdict is shown, not raised.
+# Solutions are in `notebooks/solutions/` — try first.
+#
+# ### Exercise 01.1 · Predict the verdicts before `analyze` runs
+#
+# Here is a function with four loops. Without running `offload.analyze` on it, say for each
+# loop whether it is `"parallel"`, a `"reduction"` or `"sequential"`.
+
+# %%
+from hetlab.exercises import PUZZLE, check_parallel_saxpy, check_verdicts  # noqa: E402
+
+print(inspect.getsource(PUZZLE))
+
+# %%
+def predict_verdicts():
+    """Your prediction: {"L1": "parallel" | "reduction" | "sequential", ..., "L4": ...}."""
+    raise NotImplementedError("your code here")
+
+
+check_verdicts(predict_verdicts, raise_on_fail=False)
+
+# %% [markdown]
+# ### Exercise 01.2 · Write a loop the analysis can prove parallel
+#
+# Fill in `saxpy_loop(a, x, y, out)` so that it writes `out = a * x + y` **with a plain
+# `for i in range(...)` loop** — one that `offload.analyze` proves parallel, so that it could
+# be offloaded. The checker runs it on a few vectors and then analyzes it.
+
+# %%
+def saxpy_loop(a, x, y, out):
+    """Write a * x + y into out, element by element, in place; return nothing."""
+    raise NotImplementedError("your code here")
+
+
+check_parallel_saxpy(saxpy_loop, raise_on_fail=False)
+
+# %% [markdown]
 # ## Try it
 #
 # Write your own loop function — a 2-D blur, a histogram, a prefix sum — and run
 # `offload.analyze` on it: which loops are parallel, and which dependence pins the others?
 # Then raise `budget` and the problem size in `offload.search` and watch where offloading starts
 # to pay on your machine.
+#
+# ## Shutting down
+#
+# The plans keep compiled variants and their measured candidates. The cell below frees them;
+# then choose **Kernel → Shut Down Kernel** (or **Shut Down** beside this notebook in the
+# *Running Terminals and Kernels* panel) before opening the next notebook.
+
+# %%
+import gc  # noqa: E402
+
+del mm_plan, him_plan, mixed, fast_matmul, fast_himeno, progress
+print("freed; objects collected:", gc.collect() >= 0)

@@ -329,27 +329,71 @@ print("every path agrees with the reference:",
 for name, ms in path_ms.items():
     print(f"{name:24s} {ms:6.3f} ms  ({qw_case.qweight.nbytes / ms / 1e6:5.1f} GB/s of codes)")
 
+# %%
+# NBVAL_IGNORE_OUTPUT
+gemv_paths, gemm_paths = w4_kernels.w4_paths("gemv"), w4_kernels.w4_paths("gemm")
+fastest = min((ms, p) for p, ms in path_ms.items() if not p.startswith("floor"))[1]
+print(f"This CPU runs the W4 paths {', '.join(gemv_paths)}: gemv_q takes {gemv_paths[0]} by "
+      f"default, gemm_q {gemm_paths[0]}. In this run {fastest} was the fastest GEMV path, at "
+      f"{path_ms['floor: read the codes'] / path_ms[fastest]:.0%} of the read-only floor's speed.")
+
 # %% [markdown]
-# On this machine's Xeon (this 4096×4096 case, 2 threads, three runs, medians): AMX
-# 0.52–0.57 ms, VNNI 0.56–0.60, float32 0.70–0.76, the floor 0.27–0.29; other runs of
-# `python benchmarks/quant.py` put AMX at 0.83–1.16× VNNI's speed. For one vector the tile
-# unit gains nothing reliable: unpacking the codes and applying each group's scale stay on
-# the vector units while the tile unit mostly waits, so `gemv_q` keeps VNNI as its default.
-# Both reach about half to two thirds of the floor; torch's int4 kernel about half. That is
-# also why twice torch's speed is out of reach here: it would take about as long as merely
-# reading the weights. With 16 activation rows (`hl.gemm_q`), where each decoded block is
-# reused 16 times, the tile unit pays off and is the default: AMX 1.7–2.4 ms, VNNI 5.5–7.3,
-# torch's int4 kernel 3.3–3.8 (2 threads, 2026-11-30).
+# The sentence above is computed on your machine: a CPU without AVX512-VNNI or AMX lists only
+# `float32`, and then there is nothing to choose. Where all three exist, hetlab's default order
+# (`_W4_ORDER` in `hetlab/kernels/quant/numba.py`) keeps VNNI first for one vector — unpacking
+# the codes and applying each group's scale stay on the vector units, so a tile unit has little
+# to do — and AMX first for a flat GEMM (`hl.gemm_q`), where each decoded block is reused for
+# many activation rows. `python benchmarks/quant.py` measures every path, the floor and torch's
+# int4 kernel on your machine.
 #
-# **On a GPU** (one run on an NVIDIA H200, recorded 2026-11-30 — figures from that run, not
-# from this machine: `benchmarks/results/h200-2026-11-30.md`). A 4096×4096 GEMV is a few
-# microseconds of memory traffic for a card moving 4 TB/s: cuBLAS took 0.025 ms on the fp16
-# matrix, while hetlab's W4 kernel took 0.23 ms — and 0.32 ms for a matrix 2.7× larger. A
-# time that hardly grows with the work is a fixed cost per call (launch, argument handling,
-# synchronization), not bandwidth; at this size the GPU only pays off when many products run
-# back to back without returning to Python (the fixed cost found there — a synchronizing
-# array hand-over per argument — is removed since, not yet re-measured).
+# **On a GPU.** No GPU recording is committed to this repository yet, so this notebook states
+# no GPU figure. When `scripts/gpu_check.sh` has been run on a GPU machine and its recordings
+# are committed under `data/recorded/`, they are shown here beside the live devices (dotted,
+# labelled with the machine and the date); on a machine with a GPU, the `cupy` rows of the
+# comparison above are measured live.
 #
+# ## Exercises
+#
+# Each exercise is a stub for you to fill in and a checker from `hetlab.exercises` that stops at
+# the first wrong case with a hint (which input, what was expected, what came, what to look at).
+# The checkers are called with `raise_on_fail=False`, so the stub's verdict is shown, not raised.
+# Solutions are in `notebooks/solutions/` — try first.
+#
+# ### Exercise 02.1 · The true bits per weight
+#
+# Fill in `bits_per_weight(bits, group_size, symmetric)`: the storage cost per weight of a
+# group-wise format whose rows fill whole groups — the codes, plus each group's float16 scale,
+# plus (asymmetric only) its float16 zero point.
+
+# %%
+from hetlab.exercises import check_bits_per_weight, check_pack3  # noqa: E402
+
+
+def bits_per_weight(bits, group_size, symmetric):
+    """Bits of storage per weight (float), scales and zero points included."""
+    raise NotImplementedError("your code here")
+
+
+check_bits_per_weight(bits_per_weight, raise_on_fail=False)
+
+# %% [markdown]
+# ### Exercise 02.2 · Pack 3-bit weights
+#
+# Fill in `my_pack3(codes)` for groups of 32 codes (each in `[0, 8)`): per group, word 0 holds
+# the low two bits of codes 0–15 (code `k` at bits `2·k`), word 1 those of codes 16–31, word 2
+# the high bit of all 32 codes (code `k` at bit `k`) — the layout printed in *Aligned packing*
+# above, which `quant.pack_codes(codes, 3, 32)` writes. Return `uint32` words of shape
+# `(rows, 3 · n / 32)`.
+
+# %%
+def my_pack3(codes):
+    """(rows, n) uint8 codes in [0, 8), n a multiple of 32 → (rows, 3 n / 32) uint32 words."""
+    raise NotImplementedError("your code here")
+
+
+check_pack3(my_pack3, raise_on_fail=False)
+
+# %% [markdown]
 # ## Try it
 #
 # * Change `group_size` to 32 or 64 in the MiniLM cell: the error drops, the bits per weight
@@ -360,3 +404,16 @@ for name, ms in path_ms.items():
 #   products, one rescale per group): compare its result with `hl.gemv_q(qw, x)`.
 # * `hl.compare(hl.gemm_q, sizes=[1024, 4096])`: with 8 rows per call each weight is reused
 #   8 times — how far does the kernel move from the bandwidth roof?
+#
+# ## Shutting down
+#
+# This notebook holds the MiniLM weights, the captured calibration activations and the
+# comparison in memory (several hundred MB). The cell below frees them; then choose
+# **Kernel → Shut Down Kernel** (or **Shut Down** beside this notebook in the *Running
+# Terminals and Kernels* panel) before opening the next notebook.
+
+# %%
+import gc  # noqa: E402
+
+del model, X, capture, cap_cal, cap_ev, plan, ds, case, qw_case, x_case, words, w
+print("freed; objects collected:", gc.collect() >= 0)

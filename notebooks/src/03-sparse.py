@@ -123,14 +123,13 @@ ds.hetlab.roofline()
 # thread working alone. `python benchmarks/sparse.py` runs the full-size comparison against
 # `scipy.sparse` (2M rows, banded, Laplacian, power-law and uniform matrices).
 #
-# **On a GPU** (one run on an NVIDIA H200, recorded 2026-11-30 — figures from that run, not
-# from this machine: `benchmarks/results/h200-2026-11-30.md`, made by `python
-# benchmarks/gpu.py`). On the same 2M-row matrices hetlab's merge-path CUDA kernel took
-# 0.25–0.55 ms per SpMV (20–36% of the card's measured 4.1 TB/s copy bandwidth), cuSPARSE
-# 0.10–0.28 ms; for SpMM on the power-law matrix hetlab's kernel was 1.9–2.2× faster than
-# cuSPARSE's. Copying one such matrix to the GPU from pageable host memory took 33–57 ms:
-# 200–400 SpMVs' worth. One product is not worth the trip; an iterative solver that keeps the
-# matrix on the device for hundreds of products is.
+# **On a GPU.** No GPU recording is committed to this repository yet, so this notebook states
+# no GPU figure. When `scripts/gpu_check.sh` has been run on a GPU machine and its recordings
+# are committed under `data/recorded/`, they are shown here beside the live devices (dotted,
+# labelled with the machine and the date); on a machine with a GPU, the `cupy` rows above are
+# measured live. What to look for then: a GPU moves far more bytes per second, so the same
+# intensity reaches a far higher roof — but a matrix copied to the GPU for one product pays
+# the copy every time; an iterative solver that keeps it there for hundreds of products does not.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -232,6 +231,46 @@ autotune_table().round(3)
 # this machine (cores, caches, BLAS), which is why the choice is measured, not modeled. It is
 # cached by layer class, so a network reuses it for every layer of the same shape.
 #
+# ## Exercises
+#
+# Each exercise is a stub for you to fill in and a checker from `hetlab.exercises` that stops at
+# the first wrong case with a hint (which input, what was expected, what came, what to look at).
+# The checkers are called with `raise_on_fail=False`, so the stub's verdict is shown, not raised.
+# Solutions are in `notebooks/solutions/` — try first.
+#
+# ### Exercise 03.1 · CSR's three arrays
+#
+# Fill in `csr_arrays(dense)`: return `(indptr, indices, data)` of a dense matrix as CSR stores
+# them (see the tiny matrix's anatomy above) — rows in order, columns ascending within a row.
+
+# %%
+from hetlab.exercises import check_csr_arrays, check_spmv  # noqa: E402
+
+
+def csr_arrays(dense):
+    """(n_rows, n_cols) array → (indptr (n_rows + 1,), indices (nnz,), data (nnz,))."""
+    raise NotImplementedError("your code here")
+
+
+check_csr_arrays(csr_arrays, raise_on_fail=False)
+
+# %% [markdown]
+# ### Exercise 03.2 · SpMV, one row at a time
+#
+# Fill in `my_spmv(A, x)` for a `sparse.CSR` matrix: `y[i]` is the sum of
+# `A.data[p] * x[A.indices[p]]` over `p` in `A.indptr[i] : A.indptr[i + 1]`. Once it passes,
+# the checker times it beside hetlab's NumPy and Numba SpMV on generated power-law matrices:
+# a Python row loop against a compiled, nonzero-balanced one.
+
+# %%
+def my_spmv(A, x):
+    """CSR matrix (n_rows, n_cols), x (n_cols,) → y (n_rows,) = A @ x."""
+    raise NotImplementedError("your code here")
+
+
+check_spmv(my_spmv, raise_on_fail=False)
+
+# %% [markdown]
 # ## Try it
 #
 # * Raise the SpMV sizes to `[20_000, 200_000, 2_000_000]` and watch the large point settle
@@ -242,3 +281,15 @@ autotune_table().round(3)
 # * Use `voxel_size=1/64` (finer voxels, fewer neighbours per voxel) or 128 channels and see
 #   whether the autotuner changes its mind.
 # * From a shell: `python benchmarks/sparse.py` for the full-size comparison against scipy.
+#
+# ## Shutting down
+#
+# The cell below frees the matrices, the comparison and the voxelized cloud; then choose
+# **Kernel → Shut Down Kernel** (or **Shut Down** beside this notebook in the *Running
+# Terminals and Kernels* panel) before opening the next notebook.
+
+# %%
+import gc  # noqa: E402
+
+del matrices, case, ds, here, A, B, C, H, dense_A, dense_B, points, vox, feats, out, ref
+print("freed; objects collected:", gc.collect() >= 0)

@@ -111,9 +111,62 @@ hl.save(ds, "fps-compare.nc")
 print(sorted(k for k in ds.attrs if k.startswith(("cpu", "version"))))
 
 # %% [markdown]
+# ## Exercises
+#
+# Each exercise is a stub for you to fill in and a checker from `hetlab.exercises` that stops at
+# the first wrong case with a hint (which input, what was expected, what came, what to look at).
+# The checkers are called with `raise_on_fail=False`, so the stub's verdict is shown, not raised.
+# Solutions are in `notebooks/solutions/` — try first.
+#
+# ### Exercise 04.1 · Ball query
+#
+# Fill in `my_ball_query(points, centers, radius, k)`, PointNet++'s grouping: for each centre,
+# the first `k` points **in index order** whose squared distance is strictly below `radius²`;
+# a row with fewer hits is padded with its first hit, a row with none is all `-1`. Once it
+# passes, the checker times it beside hetlab's NumPy and Numba versions.
+
+# %%
+from hetlab.exercises import check_ball_query, check_knn  # noqa: E402
+
+
+def my_ball_query(points, centers, radius, k):
+    """(n, 3) points, (m, 3) centres, radius, k → (m, k) int64 point indices."""
+    raise NotImplementedError("your code here")
+
+
+check_ball_query(my_ball_query, raise_on_fail=False)
+
+# %% [markdown]
+# ### Exercise 04.2 · Brute-force kNN
+#
+# Fill in `my_knn(points, queries, k)`: for each query, the indices of its `k` nearest points
+# and their squared distances, nearest first, equal distances to the lower index — what
+# `hl.knn` returns. Then compare your time with hetlab's.
+
+# %%
+def my_knn(points, queries, k):
+    """(n, 3) points, (m, 3) queries, k → (indices (m, k), squared distances (m, k))."""
+    raise NotImplementedError("your code here")
+
+
+check_knn(my_knn, raise_on_fail=False)
+
+# %% [markdown]
 # ## Try it
 #
 # * Raise the sizes to `[10_000, 100_000]` and watch the NumPy/Numba gap grow: the naive loop
 #   does `n × n_samples` work, the bucketed one far less.
 # * Compare `kind="uniform"` with `kind="clustered"`: which one lets FPS skip more buckets?
 # * From a shell: `hetlab bench knn --sizes 10000,100000 --devices numpy,numba`.
+#
+# ## Shutting down
+#
+# The cell below frees the cloud, the neighbour arrays and the comparison; then choose **Kernel → Shut Down Kernel** (or **Shut Down**
+# beside this notebook in the *Running Terminals and Kernels* panel) before opening the next
+# notebook.
+
+# %%
+import gc  # noqa: E402
+
+del points, ref, fast, centres, nbr, d2, idx_ref, d2_ref, groups, ds, here
+print("freed; objects collected:", gc.collect() >= 0)

@@ -122,6 +122,60 @@ ds.hetlab.plot("time_s")
 #   for bit and writes calibration data, so the model's figures can be checked against real runs.
 # * Then the `fpga` rows of a comparison are `measured`, not `modeled`.
 #
+# ## Exercises
+#
+# Each exercise is a stub for you to fill in and a checker from `hetlab.exercises` that stops at
+# the first wrong case with a hint (which input, what was expected, what came, what to look at).
+# The checkers are called with `raise_on_fail=False`, so the stub's verdict is shown, not raised.
+# Solutions are in `notebooks/solutions/` — try first.
+#
+# ### Exercise 05.1 · A pipelined loop's cycles
+#
+# Fill in `pipelined_cycles(depth, ii, trip)`: the cycles an HLS loop pipelined with initiation
+# interval `ii` takes for `trip` iterations when one iteration is `depth` cycles deep — the
+# first formula of *The modeled time, broken down* above.
+
+# %%
+from hetlab.exercises import check_fps_by_hand, check_pipelined_cycles  # noqa: E402
+
+
+def pipelined_cycles(depth, ii, trip):
+    """Cycles of a pipelined loop (int)."""
+    raise NotImplementedError("your code here")
+
+
+check_pipelined_cycles(pipelined_cycles, raise_on_fail=False)
+
+# %% [markdown]
+# ### Exercise 05.2 · Drive the overlay, and do not forget the flush
+#
+# Fill in `fps_by_hand(emu, points, n_samples)` from *Driving it by hand* above, as one
+# function: load the `fps` IP, allocate the buffers, write the registers, start, poll, read the
+# samples (start at point 0) and free the buffers. The checker runs it on a fresh **strict**
+# emulator, where a forgotten `flush()` or `invalidate()` gives a wrong answer as on a board,
+# and tells you if that is what went wrong.
+
+# %%
+def fps_by_hand(emu, points, n_samples):
+    """Emulator, (n, 3) float32 points, n_samples → (n_samples,) int indices from the IP."""
+    raise NotImplementedError("your code here")
+
+
+check_fps_by_hand(fps_by_hand, raise_on_fail=False)
+
+# %% [markdown]
 # ## Try it
 #
 # Change `n_samples` in the model and find where the per-call launch cost stops mattering.
+#
+# ## Shutting down
+#
+# The cell below frees the emulator and the comparison; then choose **Kernel → Shut Down Kernel** (or **Shut Down**
+# beside this notebook in the *Running Terminals and Kernels* panel) before opening the next
+# notebook.
+
+# %%
+import gc  # noqa: E402
+
+del emu, ip, ds, points, by_hand
+print("freed; objects collected:", gc.collect() >= 0)

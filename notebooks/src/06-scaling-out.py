@@ -92,7 +92,61 @@ cluster.close()
 # [dask-jobqueue](https://jobqueue.dask.org) starts the workers as batch jobs
 # (`SLURMCluster(cores=1, processes=1, worker_extra_args=["--resources", "cpu-bench=1"])`).
 #
+# ## Exercises
+#
+# Each exercise is a stub for you to fill in and a checker from `hetlab.exercises` that stops at
+# the first wrong case with a hint (which input, what was expected, what came, what to look at).
+# The checkers are called with `raise_on_fail=False`, so the stub's verdict is shown, not raised.
+# Solutions are in `notebooks/solutions/` — try first.
+#
+# ### Exercise 06.1 · What a resumed sweep still runs
+#
+# A sweep's units are `(size, device)` pairs, run size by size with the devices in the given
+# order. Fill in `units_to_run(sizes, devices, done)`: the units still to run when `done` (read
+# back from a checkpoint) lists the finished ones — in sweep order, ignoring entries of `done`
+# that belong to another sweep.
+
+# %%
+from hetlab.exercises import check_resources_for, check_units_to_run  # noqa: E402
+
+
+def units_to_run(sizes, devices, done):
+    """Sizes, devices, finished (size, device) units → the units left, in sweep order."""
+    raise NotImplementedError("your code here")
+
+
+check_units_to_run(units_to_run, raise_on_fail=False)
+
+# %% [markdown]
+# ### Exercise 06.2 · One timing per machine
+#
+# Fill in `resources_for(device, advertised)`: the Dask resource a timing unit on `device`
+# asks for — `{"gpu": 1}` for the GPU backend (`"cupy"`), `{"cpu-bench": 1}` for every other —
+# or `None` when no worker advertises that resource (`advertised` is the set of resource names
+# the workers offer), since a task asking for an absent resource would wait forever.
+
+# %%
+def resources_for(device, advertised):
+    """Device name, set of advertised resource names → {name: 1} or None."""
+    raise NotImplementedError("your code here")
+
+
+check_resources_for(resources_for, raise_on_fail=False)
+
+# %% [markdown]
 # ## Try it
 #
 # Time the same sweep with `repeats=20` in-process and on the cluster; with `benchmarks/distributed.py`
 # measure what one task costs on loopback.
+#
+# ## Shutting down
+#
+# The cell below frees the sweeps' Datasets (the cluster is closed above); then choose **Kernel → Shut Down Kernel** (or **Shut Down**
+# beside this notebook in the *Running Terminals and Kernels* panel) before opening the next
+# notebook.
+
+# %%
+import gc  # noqa: E402
+
+del local, remote, first, resumed, client, cluster
+print("freed; objects collected:", gc.collect() >= 0)
