@@ -625,15 +625,15 @@ def quantize(w: Any, bits: int = 4, group_size: int = 128, *, symmetric: bool = 
     out, n_in = arr.shape
     ng = -(-n_in // group_size)
     n_pad = ng * group_size
-    # codes (uint8) and packed words for every row, plus a float64 block and its temporaries
-    check_allocation("quantize", float(out) * n_pad * (1 + bits / 8)
+    # packed words for every row, plus a float64 block and its temporaries
+    check_allocation("quantize", float(out) * n_pad * bits / 8
                      + 4.0 * min(_ROW_BLOCK, out) * n_pad * 8,
                      f"quantizing a ({out}, {n_in}) matrix in groups of {group_size}",
                      "Use a smaller group_size (rows are padded to a multiple of it).")
     scales = np.empty((out, ng), dtype=np.float16)
     zeros = None if symmetric else np.empty((out, ng), dtype=np.float16)
-    codes = np.empty((out, n_pad), dtype=np.uint8)
-    for r0 in range(0, out, _ROW_BLOCK):
+    qweight = np.empty((out, n_pad * bits // 32), dtype=np.uint32)
+    for r0 in range(0, out, _ROW_BLOCK):  # packed block by block: temporaries stay block-sized
         blk = np.zeros((min(_ROW_BLOCK, out - r0), n_pad))
         blk[:, :n_in] = arr[r0 : r0 + _ROW_BLOCK]
         s, z, q = _scales_and_codes(blk.reshape(blk.shape[0], ng, group_size), bits,
@@ -642,6 +642,5 @@ def quantize(w: Any, bits: int = 4, group_size: int = 128, *, symmetric: bool = 
         scales[rows] = s
         if zeros is not None:
             zeros[rows] = z
-        codes[rows] = q.reshape(blk.shape[0], n_pad)
-    return QuantizedMatrix._adopt(pack_codes(codes, bits, group_size), scales, zeros, bits,
-                                  group_size, n_in)
+        qweight[rows] = pack_codes(q.reshape(blk.shape[0], n_pad), bits, group_size)
+    return QuantizedMatrix._adopt(qweight, scales, zeros, bits, group_size, n_in)

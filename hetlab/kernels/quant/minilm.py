@@ -122,6 +122,7 @@ def _gelu(x: np.ndarray) -> np.ndarray:
 
 def encode(model: MiniLM, sentences: list[str], *, weights: dict[str, np.ndarray] | None = None,
            capture: dict[str, list[np.ndarray]] | None = None,
+           capture_only: tuple[str, ...] | None = None,
            return_hidden: bool = False) -> Any:
     """Sentence embeddings of shape (n, 384), float32, L2-normalized (mean pooling).
 
@@ -133,6 +134,8 @@ def encode(model: MiniLM, sentences: list[str], *, weights: dict[str, np.ndarray
         Replacement weights of linear layers (e.g. ``qw.dequantize()``); biases are kept.
     capture : dict, optional
         Filled with ``name → [inputs (real tokens, in) float32, …]`` for every linear layer.
+    capture_only : tuple of str, optional
+        Capture these layers only (the others' inputs are not kept: less memory).
     return_hidden : bool
         Also return the last hidden states (batch, length, 384) and the attention mask.
     """
@@ -149,7 +152,7 @@ def encode(model: MiniLM, sentences: list[str], *, weights: dict[str, np.ndarray
     x = _layer_norm(x, t["embeddings.LayerNorm.weight"], t["embeddings.LayerNorm.bias"], eps)
 
     def linear(name: str, h: np.ndarray) -> np.ndarray:
-        if capture is not None:
+        if capture is not None and (capture_only is None or name in capture_only):
             capture.setdefault(name, []).append(h[real].astype(np.float32))
         w = model.weight(name) if weights is None or name not in weights else weights[name]
         flat = h.reshape(-1, h.shape[-1]) @ np.asarray(w, np.float32).T  # one BLAS call
