@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from numba import config
 
+from hetlab.errors import InvalidInputError
 from hetlab.kernels.pointcloud import cupy as gpu
 from hetlab.kernels.pointcloud import reference
 from hetlab.kernels.pointcloud.spec import BALL_QUERY, FPS, FPS_KNN, KNN, VOXEL_DOWNSAMPLE
@@ -85,13 +86,19 @@ def test_fps_all_points_and_duplicates(dtype, monkeypatch):
 
 @pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # simulated threads
 def test_overflowing_distances():
-    """float32 squared distances that overflow to inf tie like any other equal values."""
+    """float32 squared distances that overflow to inf: the public API refuses such clouds
+    (hetlab.InvalidInputError), and the kernels, called past validation, still tie infs like
+    any other equal values, as the reference does."""
     rng = np.random.default_rng(5)
     pts = (rng.normal(size=(24, 3)) * 1e19).astype(np.float32)
+    with pytest.raises(InvalidInputError, match="coordinates"):
+        FPS.validate(points=pts, n_samples=10)
     with np.errstate(over="ignore"):
         assert np.isinf(reference.sq_dist_to(pts, pts[0])).any()
-        same(*both(FPS, gpu.fps, points=pts, n_samples=10, start=0))
-        same(*both(KNN, gpu.knn, points=pts, queries=pts[:4], k=9))
+        fps_args = {"points": pts, "n_samples": 10, "start": 0}
+        same(gpu.fps(**fps_args), FPS.reference(**fps_args))
+        knn_args = {"points": pts, "queries": pts[:4], "k": 9}
+        same(gpu.knn(**knn_args), KNN.reference(**knn_args))
 
 
 # --- knn ---------------------------------------------------------------------------------
