@@ -48,7 +48,7 @@ def spmv(A: Any, x: Any, *, device: Device = None, keep_on_device: bool = False)
     -------
     ndarray of shape (n_rows,), ``A``'s value dtype
         Empty rows give 0. Sums may be added in another order than the reference's
-        (relative difference within 1e-5 of max |y|).
+        (relative difference within 1e-5 of max ``|y|``).
 
     Raises
     ------
