@@ -28,7 +28,7 @@ test: setup
 	bash scripts/install_browser.sh
 	$(BIN)/ruff check hetlab tests benchmarks scripts
 	$(BIN)/python scripts/build_notebooks.py --check
-	$(BIN)/python scripts/notebook_budget.py
+	$(BIN)/python scripts/notebook_budget.py --shutdown-between
 	$(BIN)/python -m pytest -q -p no:cacheprovider --doctest-modules hetlab
 	# the unit tests on both cores (a test file stays on one worker), then the notebooks
 	$(BIN)/python -m pytest -n 2 --dist loadfile tests
