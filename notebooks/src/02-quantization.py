@@ -271,7 +271,8 @@ print(f"bytes per call {cost.bytes / 1e6:.2f} MB vs {4096 * 4096 * 4 / 1e6:.2f} 
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-ds = hl.compare(hl.gemv_q, sizes=[1024, 4096], devices=["numpy", "numba", "cupy"], repeats=3)
+ds = hl.compare(hl.gemv_q, sizes=[1024, 4096], devices=["numpy", "numba", "cupy"], repeats=3,
+                include_recorded=True)
 ds.hetlab.table()
 
 # %%

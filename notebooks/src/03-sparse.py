@@ -93,7 +93,7 @@ print(f"flops {2 * case.nnz:,}  bytes {model_bytes:,}  "
 # %%
 # NBVAL_IGNORE_OUTPUT
 ds = hl.compare(hl.spmv, sizes=[20_000, 200_000], devices=["numpy", "numba", "cupy"],
-                repeats=5)
+                repeats=5, include_recorded=True)
 ds.hetlab.table()
 
 # %%

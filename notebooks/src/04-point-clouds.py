@@ -84,12 +84,15 @@ print("ball query shape:", groups.shape, f"| mean hits per ball: {np.mean(hits):
 # %%
 # NBVAL_IGNORE_OUTPUT
 ds = hl.compare(hl.fps, sizes=[2_000, 20_000], devices=["numpy", "numba", "cupy", "fpga"],
-                repeats=3)
+                repeats=3, include_recorded=True)
 ds.hetlab.table()
 
 # %% [markdown]
 # Every unit that ran returned exactly the reference's samples; the others say why they did not
-# run (the FPGA overlay holds at most 16,384 points on chip). The CPU and FPGA-emulator rows:
+# run (the FPGA overlay holds at most 16,384 points on chip). Rows named "… · recorded on …"
+# are replayed from the files in `data/recorded/` (machine and date in the name, `source =
+# "recorded"`, dotted in charts): measured on that machine, not on yours. The CPU and
+# FPGA-emulator rows of this run:
 
 # %%
 here = ds.sel(device=["numpy", "numba", "fpga"])

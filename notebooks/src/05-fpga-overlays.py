@@ -109,7 +109,8 @@ for board in ("pynq-z2", "kv260"):
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-ds = hl.compare(hl.fps, sizes=[2_000, 8_000], devices=["numpy", "numba", "fpga"], repeats=3)
+ds = hl.compare(hl.fps, sizes=[2_000, 8_000], devices=["numpy", "numba", "fpga"], repeats=3,
+                include_recorded=True)
 print(ds["source"].to_series().to_dict())
 ds.hetlab.plot("time_s")
 
