@@ -148,6 +148,7 @@ X = {n: np.concatenate(v) for n, v in capture.items()}
 capture.clear()                                            # X holds the same inputs
 plan = quant.allocate_bits([model.weight(n) for n in names], 3.45, candidates=(3, 4),
                            importance=[X[n] for n in names], block_rows=128, relative=True)
+X = {n: X[n] for n in ("L2.q", "L4.v")}                   # the two layers studied below
 rows["mixed 3.45"] = report({n: plan.dequantize(i) for i, n in enumerate(names)},
                             plan.average_bits)
 print(f"average {plan.average_bits:.4f} bits/weight; blocks at 4 bits: "
