@@ -106,9 +106,15 @@ def plot(ds: xr.Dataset, y: str = "time_s", *, width: int = 460, height: int = 4
         )
     if not curves:
         raise InvalidInputError("plot: ds must hold at least one device that ran; got none.")
+    from bokeh.models import NumeralTickFormatter
+
     title = f"{ds.attrs.get('kernel', '')}: {ylabel}"
+    # ticks at the sizes measured (a log axis over less than two decades otherwise labels every
+    # mantissa, overlapping), written 2k, 100k; the legend one entry a line, below the chart
+    sizes = sorted({int(s) for s in ds["size"].values})
     return hv.Overlay(curves).opts(title=title, width=width, height=height,
-                                   legend_position="bottom")
+                                   legend_position="bottom", legend_cols=1, xticks=sizes,
+                                   xformatter=NumeralTickFormatter(format="0a"))
 
 
 #: one colour per device, shared by its points and its bandwidth roof (bokeh's Category10)

@@ -76,10 +76,16 @@ def _after_load(html: str) -> str:
     return wrapped.replace("</script>", "});</script>")
 
 
+#: a tqdm progress bar in a stream output
+_PROGRESS = re.compile(r"\d+%\|.*\| \d+/\d+")
+
+
 def _site_outputs(outputs: list) -> list:
-    """The outputs a static page can show: loaders and widget views dropped."""
+    """The outputs a static page can show: loaders, widget views and progress bars dropped."""
     kept = []
     for out in outputs:
+        if out.get("name") == "stderr" and _PROGRESS.search(out.get("text", "")):
+            continue  # a tqdm bar frozen at its first frame ("0%| | 0/6") means nothing on a page
         data = out.get("data")
         if data is not None:
             if "application/vnd.holoviews_load.v0+json" in data:
@@ -95,6 +101,9 @@ def _site_outputs(outputs: list) -> list:
                 out.get("metadata", {}).pop(mime, None)
             if not data:
                 continue
+            text = data.get("text/plain", "")
+            if set(data) == {"text/plain"} and _PROGRESS.search("".join(text)):
+                continue  # a progress widget's text form, frozen at its first frame
         kept.append(out)
     return kept
 
