@@ -15,10 +15,11 @@ device's repeats. Goal: >= 90% best picks, worst regret <= 1.25×.
     python benchmarks/auto_device.py --refresh    # calibrate again first
     python benchmarks/auto_device.py --quick --threading-layer default   # numba's omp
 
-numba runs on its ``workqueue`` threading layer by default here: on a shared 2-core machine
-the OpenMP layer's workers woke a scheduler slice (~10 ms) late on whole runs of calls, so a
-case's fastest call could be 10 ms one minute and 0.3 ms the next, which no calibration can
-predict (quick run, omp: 71% best picks, worst regret 243×; workqueue: 97%, 1.10×).
+numba runs on its ``workqueue`` threading layer and the numpy reference on one BLAS thread by
+default here: on a shared 2-core machine OpenMP's and OpenBLAS's workers woke a scheduler slice
+(~10 ms) late on whole runs of calls, so a case's fastest call could be 10 ms one minute and
+0.3 ms the next, which no calibration can predict (runs and their outputs: docs/auto.md and
+benchmarks/results/auto_device_*.txt).
 
 Calibration comes from the cache (hl.auto.cache_path()); the first run calibrates.
 """
@@ -90,14 +91,21 @@ def main() -> None:
                     help="largest case: the reference's call time (s); default 0.2 (quick 0.03)")
     ap.add_argument("--max-size", type=int, default=2**20)
     ap.add_argument("--refresh", action="store_true", help="calibrate again first")
+    ap.add_argument("--blas-threads", default="1",
+                    help="BLAS threads of the numpy reference (default 1, as the numpy device "
+                         "declares: OpenBLAS workers also woke ~10 ms late on a shared "
+                         "machine); 'default' for the library's own choice")
     ap.add_argument("--threading-layer", default="workqueue",
                     help="numba threading layer (default workqueue: no late omp wake-ups on a "
                          "shared machine; 'default' for numba's own choice); the calibration "
                          "cache is keyed by it")
     args = ap.parse_args()
-    if args.threading_layer and args.threading_layer != "default":
-        import os
+    import os
 
+    if args.blas_threads != "default":
+        for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[var] = args.blas_threads
+    if args.threading_layer and args.threading_layer != "default":
         os.environ["NUMBA_THREADING_LAYER"] = args.threading_layer
 
     import hetlab as hl

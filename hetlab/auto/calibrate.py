@@ -13,7 +13,9 @@ A kernel is calibrated lazily, on its first ``device="auto"`` call or ``hl.expla
 Cache: one JSON file per machine and library version, ``$HETLAB_CACHE/auto-<key>.json``
 (default ``~/.cache/hetlab``); the key hashes the host name, CPU model, core count, the
 devices available and their names, the versions of hetlab, numpy and numba, and
-``$NUMBA_THREADING_LAYER`` (omp and workqueue wake their threads differently). A changed
+the threading variables ``$NUMBA_THREADING_LAYER``, ``$NUMBA_NUM_THREADS``,
+``$OMP_NUM_THREADS``, ``$OPENBLAS_NUM_THREADS``, ``$MKL_NUM_THREADS`` (they change how the
+devices wake their threads). A changed
 machine or library gets a new file. ``hl.auto.calibrate(refresh=True)`` measures again
 (``kernels=[...]`` to limit it); deleting the file does the same lazily.
 
@@ -56,6 +58,9 @@ FORMAT = 2
 MAX_WALL_S = 30.0
 #: timed calls per calibration point, warm-up calls before them, and the quantile kept
 REPEATS, WARMUP, QUANTILE = 9, 3, 0.25
+#: environment variables that change how the devices thread (the cache is keyed by them)
+_THREAD_ENV = ("NUMBA_THREADING_LAYER", "NUMBA_NUM_THREADS", "OMP_NUM_THREADS",
+               "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 _LOCK = threading.RLock()
 _MEMO: dict[str, dict[str, Any]] = {}
 
@@ -81,7 +86,7 @@ def _machine_key() -> dict[str, Any]:
     return {"host": socket.gethostname(), "cpu": machine.cpu_model(),
             "cores": os.cpu_count() or 1, "machine": platform.machine(),
             "devices": devices, "versions": _versions(), "format": FORMAT,
-            "numba_threading_layer": os.environ.get("NUMBA_THREADING_LAYER", "default")}
+            "threads_env": {v: os.environ.get(v, "") for v in _THREAD_ENV}}
 
 
 def cache_dir() -> Path:

@@ -13,10 +13,11 @@
 # %% [markdown]
 # ## Setting up
 #
-# Two settings come before `import hetlab`. Numba's **workqueue** threading layer: on a shared
-# 2-core machine the default OpenMP layer's workers can wake a scheduler slice (~10 ms) late on
-# whole runs of calls, which no cost model can predict (`docs/auto.md` has the measured effect).
-# And a **temporary calibration cache**: `device="auto"` keeps its calibrated model in
+# Three settings come before `import hetlab`. Numba's **workqueue** threading layer, and one
+# BLAS thread for the NumPy reference (the one thread its device declares): on a shared 2-core
+# machine OpenMP's and OpenBLAS's sleeping workers can wake a scheduler slice (~10 ms) late on
+# whole runs of calls, which no cost model can predict (`docs/auto.md` has the measured
+# effect). And a **temporary calibration cache**: `device="auto"` keeps its calibrated model in
 # `hl.auto.cache_path()` (by default under `~/.cache/hetlab`, one file per machine and library
 # version); this notebook calibrates into a throw-away folder so it never reuses or overwrites
 # yours.
@@ -26,6 +27,7 @@ import os
 import tempfile
 
 os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 CACHE = tempfile.mkdtemp(prefix="hetlab-08-")
 os.environ["HETLAB_CACHE"] = CACHE
 
