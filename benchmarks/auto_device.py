@@ -3,14 +3,23 @@
 Every kernel (``--quick``: one per family) over sizes from 16 items up (×2 steps, between the
 calibration's ×4 grid, on another seed) until the reference's call passes ``--limit`` seconds;
 each case runs on every measured device here (numpy, numba; cupy with a GPU) through
-``hetlab.bench.measure_unit`` (median of ``--repeats`` calls), and the chooser decides from
-the same case's validated arguments (host data: home is numpy). Reported: fraction of cases
-where auto picked the best device, geometric-mean and worst-case regret (median time of
-auto's pick / best median time). Goal: >= 90% best picks, worst regret <= 1.25×.
+``hetlab.bench.measure_unit`` (``--repeats`` calls after 3 warm-up calls; ``--stat`` min by
+default, since on a shared machine preemption only adds time, or median), and the chooser
+decides from the same case's validated arguments (host data: home is numpy). Reported:
+fraction of cases where auto picked the best device, geometric-mean and worst-case regret
+(time of auto's pick / best time), and the noise: the median spread max/min of each
+device's repeats. Goal: >= 90% best picks, worst regret <= 1.25×.
 
     python benchmarks/auto_device.py --quick      # 4 kernels, about a minute on 2 cores
     python benchmarks/auto_device.py              # every kernel
     python benchmarks/auto_device.py --refresh    # calibrate again first
+    python benchmarks/auto_device.py --quick --threading-layer default   # numba's omp
+
+numba runs on its ``workqueue`` threading layer and the numpy reference on one BLAS thread by
+default here: on a shared 2-core machine OpenMP's and OpenBLAS's workers woke a scheduler slice
+(~10 ms) late on whole runs of calls, so a case's fastest call could be 10 ms one minute and
+0.3 ms the next, which no calibration can predict (runs and their outputs: docs/auto.md and
+benchmarks/results/auto_device_*.txt).
 
 Calibration comes from the cache (hl.auto.cache_path()); the first run calibrates.
 """
@@ -40,7 +49,8 @@ def cases(kernel: str, limit: float, max_size: int) -> list[int]:
     return sizes
 
 
-def evaluate(kernel: str, sizes: list[int], devices: list[str], repeats: int) -> list[dict]:
+def evaluate(kernel: str, sizes: list[int], devices: list[str], repeats: int,
+             stat: str = "min") -> list[dict]:
     import numpy as np
 
     from hetlab.auto.calibrate import fits_for
@@ -52,11 +62,12 @@ def evaluate(kernel: str, sizes: list[int], devices: list[str], repeats: int) ->
     fits = fits_for(kernel)
     rows = []
     for size in sizes:
-        times = {}
+        times, spread = {}, {}
         for d in devices:
-            u = measure_unit(kernel, d, size, seed=EVAL_SEED, repeats=repeats)
+            u = measure_unit(kernel, d, size, seed=EVAL_SEED, repeats=repeats, warmup=3)
             if u.status == "ok":
-                times[d] = float(np.median(u.times_s))
+                times[d] = float(np.min(u.times_s) if stat == "min" else np.median(u.times_s))
+                spread[d] = float(np.max(u.times_s) / np.min(u.times_s))
         if not times:
             continue
         pick, reason = decide(predict(spec, case_args(kernel, size, EVAL_SEED), "host", fits),
@@ -64,7 +75,8 @@ def evaluate(kernel: str, sizes: list[int], devices: list[str], repeats: int) ->
         best = min(times, key=times.get)
         regret = times.get(pick, math.inf) / times[best]
         rows.append({"kernel": kernel, "size": size, "best": best, "pick": pick,
-                     "regret": regret, "times": times, "reason": reason})
+                     "regret": regret, "times": times, "spread": spread,
+                     "reason": reason})
     return rows
 
 
@@ -72,19 +84,28 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="one kernel per family, short cases")
     ap.add_argument("--kernels", default="", help="comma-separated kernel names")
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--stat", choices=("min", "median"), default="min",
+                    help="each device's time per case: the fastest repeat or the median")
     ap.add_argument("--limit", type=float, default=None,
                     help="largest case: the reference's call time (s); default 0.2 (quick 0.03)")
     ap.add_argument("--max-size", type=int, default=2**20)
     ap.add_argument("--refresh", action="store_true", help="calibrate again first")
-    ap.add_argument("--threading-layer", default="",
-                    help="numba threading layer (e.g. workqueue: no late omp wake-ups on a "
-                         "shared machine); the calibration cache is per machine, so refresh "
-                         "after changing it")
+    ap.add_argument("--blas-threads", default="1",
+                    help="BLAS threads of the numpy reference (default 1, as the numpy device "
+                         "declares: OpenBLAS workers also woke ~10 ms late on a shared "
+                         "machine); 'default' for the library's own choice")
+    ap.add_argument("--threading-layer", default="workqueue",
+                    help="numba threading layer (default workqueue: no late omp wake-ups on a "
+                         "shared machine; 'default' for numba's own choice); the calibration "
+                         "cache is keyed by it")
     args = ap.parse_args()
-    if args.threading_layer:
-        import os
+    import os
 
+    if args.blas_threads != "default":
+        for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[var] = args.blas_threads
+    if args.threading_layer and args.threading_layer != "default":
         os.environ["NUMBA_THREADING_LAYER"] = args.threading_layer
 
     import hetlab as hl
@@ -101,9 +122,9 @@ def main() -> None:
         devices = [d for d in backend_names() if d in supported_backends(k)
                    and get_backend(d).is_available() and get_backend(d).timing_source ==
                    "measured"]
-        rows += evaluate(k, cases(k, limit, args.max_size), devices, args.repeats)
+        rows += evaluate(k, cases(k, limit, args.max_size), devices, args.repeats, args.stat)
     print(f"\n{'kernel':16s} {'size':>8s} {'best':>6s} {'auto':>6s} {'regret':>7s}  "
-          "median times (s)")
+          f"{args.stat} times (s)")
     for r in rows:
         ts = "  ".join(f"{d} {t:.3g}" for d, t in r["times"].items())
         print(f"{r['kernel']:16s} {r['size']:8d} {r['best']:>6s} {r['pick']:>6s} "
@@ -117,6 +138,15 @@ def main() -> None:
     print(f"\ncases {len(rows)}: best picks {hits / len(rows):.0%} (goal >= 90%), regret "
           f"geomean {geo:.3f}×, worst {worst['regret']:.3f}× ({worst['kernel']} n="
           f"{worst['size']}: auto {worst['pick']}, best {worst['best']}; goal <= 1.25×)")
+    spreads = sorted(v for r in rows for v in r["spread"].values())
+    print(f"noise: max/min of a device's {args.repeats} repeats, median "
+          f"{spreads[len(spreads) // 2]:.2f}×, worst {spreads[-1]:.2f}×")
+    try:
+        import numba
+
+        print(f"numba threading layer: {numba.threading_layer()}")
+    except (ImportError, ValueError):  # no numba, or no parallel region ran
+        pass
     print("times measured on this machine now; a shared machine's load moves them — the lead "
           "measures final figures in a quiet window")
 

@@ -38,6 +38,17 @@ def test_gain_within_margin_stays_home():
     assert decide([P("numpy", 1.1, 0.01), P("numba", 1.0, 0.01)], "host")[0] == "numba"
 
 
+def test_margin_is_floored_and_capped():
+    # wide models (sigma 3: a factor 20) never keep work on a device predicted > 1.25x slower
+    dev, reason = decide([P("numpy", 1.3, 3.0), P("numba", 1.0, math.inf)], "host")
+    assert dev == "numba" and "1.25×" in reason
+    # below the cap the wide margin still holds the work home
+    assert decide([P("numpy", 1.2, 3.0), P("numba", 1.0, 3.0)], "host")[0] == "numpy"
+    # a model claiming no error is trusted to the floor (3% each) only: 2% gain stays home
+    assert decide([P("numpy", 1.02, 0.0), P("numba", 1.0, 0.0)], "host")[0] == "numpy"
+    assert decide([P("numpy", 1.10, 0.0), P("numba", 1.0, 0.0)], "host")[0] == "numba"
+
+
 def test_home_fastest_stays():
     assert decide([P("numpy", 0.1), P("numba", 1.0)], "host")[0] == "numpy"
 

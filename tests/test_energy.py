@@ -99,3 +99,42 @@ def test_compare_refuses_energy_with_a_client():
 
     with pytest.raises(hl.InvalidInputError, match="energy"):
         hl.compare(hl.spmv, sizes=[10], devices=["numpy"], energy=True, client=Client())
+
+
+# --- the "recorded" energy label (issue 20, part 4) ---
+
+def _record_with_energy(folder, energy=True):
+    ds = hl.compare(hl.spmv, sizes=[200], devices=["numpy"], repeats=2, energy=energy,
+                    progress=False)
+    return hl.recorded.record(ds, folder=folder, name="spmv-cpu-elsewhere",
+                              machine="another machine")
+
+
+def test_recorded_energy_is_labelled_recorded(tmp_path, monkeypatch):
+    _record_with_energy(tmp_path)
+    monkeypatch.setenv("HETLAB_RECORDED", str(tmp_path))
+    ds = hl.compare(hl.spmv, sizes=[200], devices=["numpy"], repeats=2, energy=True,
+                    include_recorded=True, progress=False)
+    rec = [d for d in ds["device"].values if ds["source"].sel(device=d) == "recorded"]
+    assert len(rec) == 1 and "recorded on" in rec[0]
+    # the replayed joules keep their figure but say where they come from
+    assert str(ds["energy_source"].sel(device=rec[0], size=200).values) == "recorded"
+    assert np.isfinite(float(ds["energy_j"].sel(device=rec[0], size=200)))
+    assert str(ds["energy_source"].sel(device="numpy", size=200).values) == "modeled"
+    front = ds.hetlab.pareto()
+    assert set(front["energy_source"]) <= {"recorded", "modeled"}
+    by_dev = dict(zip(front.index.get_level_values("device"), front["energy_source"],
+                      strict=True))
+    if rec[0] in by_dev:
+        assert by_dev[rec[0]] == "recorded"
+
+
+def test_recording_without_energy_is_not_relabelled_as_measured_or_modeled(tmp_path,
+                                                                          monkeypatch):
+    _record_with_energy(tmp_path, energy=False)
+    monkeypatch.setenv("HETLAB_RECORDED", str(tmp_path))
+    ds = hl.compare(hl.spmv, sizes=[200], devices=["numpy"], repeats=2, energy=True,
+                    include_recorded=True, progress=False)
+    rec = next(d for d in ds["device"].values if ds["source"].sel(device=d) == "recorded")
+    assert str(ds["energy_source"].sel(device=rec, size=200).values) == ""
+    assert np.isnan(float(ds["energy_j"].sel(device=rec, size=200)))

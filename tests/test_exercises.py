@@ -147,3 +147,29 @@ def test_solutions_stay_out_of_the_notebooks():
                   if isinstance(n, ast.FunctionDef)]
         body_lines = {ln.strip() for b in bodies for ln in b.splitlines()[2:] if len(ln) > 30}
         assert not [ln for ln in body_lines if ln in text], notebook
+
+
+def test_break_even_at_the_crossing_is_not_yet_paying():
+    import math
+
+    from hetlab.exercises import check_break_even
+
+    def ceil_break_even(home_overhead_s, home_slope_s, dev_overhead_s, dev_slope_s):
+        gap = home_slope_s - dev_slope_s
+        return math.ceil((dev_overhead_s - home_overhead_s) / gap) if gap > 0 else None
+
+    verdict = check_break_even(ceil_break_even, raise_on_fail=False)
+    assert not verdict.passed and verdict.n_passed == 1
+    assert "(case 2 of 5" in verdict.hint and "expected 2049, got 2048" in verdict.hint
+    assert "strictly" in verdict.hint
+
+
+def test_pareto_with_strict_dominance_names_the_tie():
+    from hetlab.exercises import check_pareto_names
+
+    def strict(rows):  # forgets that a tie on one axis and a loss on the other is dominated
+        return [n for n, t, e in rows if not any(t2 < t and e2 < e for _, t2, e2 in rows)]
+
+    verdict = check_pareto_names(strict, raise_on_fail=False)
+    assert not verdict.passed and "(case 3 of 5: fpga ties" in verdict.hint
+    assert "<= in both, < in one" in verdict.hint

@@ -85,3 +85,68 @@ def test_registry_resolves_gpu_names_in_one_place():
         get_target("tpu")
     v = offload.transform(EXAMPLES["axpy"].fn, [], target="gpu", array_module=np)
     assert v.target == "cuda"
+
+
+# --- objective= (issue 20, part 5): the thread rule generalized to a price per resource ---
+
+def _fake_plans():
+    from types import SimpleNamespace
+
+    numba_plan = SimpleNamespace(threads={1: 1.00, 2: 0.55, 4: 0.50}, best=(1,), time_s=0.50)
+    cuda_plan = SimpleNamespace(threads={}, best=(1,), time_s=0.40)
+    return {"numba": numba_plan, "cuda": cuda_plan}
+
+
+def test_objective_time_takes_fewest_resources_within_tolerance():
+    from hetlab.auto import Objective
+    from hetlab.offload.searching.options import choose_plan
+
+    plans = _fake_plans()
+    # tolerance 0: the fastest (the GPU); 0.5: numba with 2 threads (0.55 <= 0.40 * 1.5,
+    # no GPU held, fewer threads than 4); 2.0: one thread is within the band
+    assert choose_plan(plans, Objective.of("time", 0.0), 4)[:2] == ("cuda", None)
+    assert choose_plan(plans, Objective.of("time", 0.5), 4)[:2] == ("numba", 2)
+    assert choose_plan(plans, Objective.of("time", 2.0), 4)[:2] == ("numba", 1)
+
+
+def test_objective_prices_and_energy_rank_the_plans():
+    from hetlab.auto import Objective
+    from hetlab.offload.searching.options import choose_plan
+
+    plans = _fake_plans()
+    # a GPU at 100/s (+ its host thread) costs 40.4 per call; 1 thread × 1.0 s costs 1.0,
+    # 2 × 0.55 s 1.1, 4 × 0.5 s 2.0: one CPU thread wins
+    name, threads, note = choose_plan(plans, Objective.of({"thread": 1.0, "gpu": 100.0}, 0.0), 4)
+    assert (name, threads) == ("numba", 1) and "price" in note
+    # a GPU priced like a thread: 0.4 × 2 = 0.8 beats every CPU candidate
+    assert choose_plan(plans, Objective.of({"thread": 1.0, "gpu": 1.0}, 0.0), 4)[:2] \
+        == ("cuda", None)
+    # energy: GPU plans have no figure (NaN); CPU energy is modeled ∝ threads × time
+    assert choose_plan(plans, Objective.of("energy", 0.0), 4)[:2] == ("numba", 1)
+    with pytest.raises(hl.InvalidInputError, match="no finite value"):
+        choose_plan({"cuda": plans["cuda"]}, Objective.of("energy"), 4)
+
+
+def test_search_ranks_by_a_fake_objective():
+    from dataclasses import dataclass
+
+    from hetlab.auto import Objective
+
+    @dataclass(frozen=True)
+    class FewestThreads(Objective):
+        """A fake objective: the value is the thread count, whatever the time."""
+
+        def value(self, time_s, energy_j, resources):
+            return float(resources.get("thread", 0))
+
+    ex = EXAMPLES["axpy"]
+    args = ex.make_args(4096)
+    plan = offload.search(ex.fn, args, budget=2, progress=False, function_blocks=False,
+                          ga=GAOptions(population=4, exhaustive=True),
+                          measure=MeasureOptions(repeats=1, confirm=0),
+                          objective=FewestThreads(tolerance=0.0))
+    assert any(n.startswith("objective: time") for n in plan.notes)
+    if plan.threads:  # a parallel plan was found: its thread sweep is ranked
+        assert plan.thread_choice == 1
+    with pytest.raises(hl.InvalidInputError, match="objective"):
+        offload.search(ex.fn, args, budget=2, progress=False, objective="speed")

@@ -1,16 +1,21 @@
 """Calibration of the cost model: a short run per kernel and device, cached per machine.
 
 Per kernel, every available device with measured timing runs generated cases of sizes 16,
-64, 256, … (×4) through :func:`hetlab.bench.measure_unit` (5 timed calls after a warm-up;
-the fastest is kept, since on a shared machine preemption and late thread wake-ups only add
-time) until the slowest device's best call passes ``budget_s`` (default 30 ms) or the case
-reaches 2**20 items; :func:`~hetlab.auto.model.fit_points` fits each device's model to those points.
+64, 256, … (×4) through :func:`hetlab.bench.measure_unit` (``REPEATS`` timed calls after
+``WARMUP`` warm-up calls that wake the device's threads; the ``QUANTILE`` low quantile is kept:
+on a shared machine preemption only adds time, while the low quantile rather than the single
+fastest call keeps the thread wake-up a real repeated call pays inside the overhead) until
+the slowest device's call passes ``budget_s`` (default 30 ms) or the case reaches
+2**20 items; :func:`~hetlab.auto.model.fit_points` fits each device's model to those points.
 A kernel is calibrated lazily, on its first ``device="auto"`` call or ``hl.explain``;
 ``import hetlab`` runs nothing.
 
 Cache: one JSON file per machine and library version, ``$HETLAB_CACHE/auto-<key>.json``
 (default ``~/.cache/hetlab``); the key hashes the host name, CPU model, core count, the
-devices available and their names, and the versions of hetlab, numpy and numba. A changed
+devices available and their names, the versions of hetlab, numpy and numba, and
+the threading variables ``$NUMBA_THREADING_LAYER``, ``$NUMBA_NUM_THREADS``,
+``$OMP_NUM_THREADS``, ``$OPENBLAS_NUM_THREADS``, ``$MKL_NUM_THREADS`` (they change how the
+devices wake their threads). A changed
 machine or library gets a new file. ``hl.auto.calibrate(refresh=True)`` measures again
 (``kernels=[...]`` to limit it); deleting the file does the same lazily.
 
@@ -48,9 +53,14 @@ _log = get_logger(__name__)
 #: seed of the calibration cases (the benchmark evaluates on other seeds)
 CAL_SEED = 7919
 #: version of the cache file's layout
-FORMAT = 1
+FORMAT = 2
 #: most seconds one kernel's calibration keeps adding sizes
 MAX_WALL_S = 30.0
+#: timed calls per calibration point, warm-up calls before them, and the quantile kept
+REPEATS, WARMUP, QUANTILE = 9, 3, 0.25
+#: environment variables that change how the devices thread (the cache is keyed by them)
+_THREAD_ENV = ("NUMBA_THREADING_LAYER", "NUMBA_NUM_THREADS", "OMP_NUM_THREADS",
+               "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 _LOCK = threading.RLock()
 _MEMO: dict[str, dict[str, Any]] = {}
 
@@ -75,7 +85,8 @@ def _machine_key() -> dict[str, Any]:
             devices[name] = str(b.info().get("device_name", ""))
     return {"host": socket.gethostname(), "cpu": machine.cpu_model(),
             "cores": os.cpu_count() or 1, "machine": platform.machine(),
-            "devices": devices, "versions": _versions(), "format": FORMAT}
+            "devices": devices, "versions": _versions(), "format": FORMAT,
+            "threads_env": {v: os.environ.get(v, "") for v in _THREAD_ENV}}
 
 
 def cache_dir() -> Path:
@@ -148,10 +159,11 @@ def _calibrate_kernel(kernel: str, devices: list[str], data: dict[str, Any], *,
         except Exception:  # the case cannot be generated at this size: stop here
             break
         for d in devices:
-            unit = measure_unit(kernel, d, size, seed=CAL_SEED, repeats=5, warmup=1)
+            unit = measure_unit(kernel, d, size, seed=CAL_SEED, repeats=REPEATS, warmup=WARMUP)
             if unit.status != "ok" or not unit.times_s:
                 continue
-            t = float(np.min(unit.times_s))  # the device's cost; noise only adds to it
+            # the device's cost of a warm repeated call, wake-ups included; noise only adds
+            t = float(np.quantile(unit.times_s, QUANTILE))
             pk = _peaks(d, data)
             r = roofline_s(cost, pk["bandwidth_gbps"], pk["gflops"])
             if r > 0 and t > 0:

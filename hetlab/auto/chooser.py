@@ -2,9 +2,11 @@
 
 Home is where the data lives: host (NumPy) arrays → ``"numpy"``, the reference; CuPy arrays →
 ``"cupy"``. A call moves off home only when the predicted gain beats the models' own error:
-``log(t_home / t_best) > sqrt(sigma_home² + sigma_best²)``, each ``sigma`` the measured
-leave-one-out spread of its model (:mod:`hetlab.auto.model`) — risk-aware gating, as in
-GPU-accelerated OLAP engines that offload only when a calibrated model says it pays.
+``log(t_home / t_best) > margin``, ``margin = sqrt(sigma_home² + sigma_best²)`` with each
+``sigma`` the measured leave-one-out spread of its model (:mod:`hetlab.auto.model`), floored
+at ``SIGMA_FLOOR`` and the margin capped at ``log(MAX_MARGIN)``: the gate never keeps work
+on a device predicted more than ``MAX_MARGIN``× slower than another — risk-aware gating, as
+in GPU-accelerated OLAP engines that offload only when a calibrated model says it pays.
 
 Never chosen: a device that is unavailable, one whose timing is modeled (the FPGA emulator),
 one whose model comes from a recording, or another device than the one holding device
@@ -24,9 +26,29 @@ from ..core.spec import Cost, KernelSpec
 from ..log import get_logger, log_once
 from .model import DeviceFit
 
-__all__ = ["Prediction", "predict", "decide", "choose", "home_device", "bytes_of"]
+__all__ = ["Prediction", "predict", "decide", "choose", "home_device", "bytes_of", "margin_of",
+           "SIGMA_FLOOR", "MAX_MARGIN"]
 
 _log = get_logger("hetlab.auto")
+#: smallest error a model is trusted to (log time): timing noise at ~3%
+SIGMA_FLOOR = 0.03
+#: the gate's widest band: a device predicted this many times faster is always taken. 1.25,
+#: the worst regret the evaluation accepts: where the models are less sure than that, the point
+#: prediction decides (a 2.0 cap held back predicted 1.3-2x gains that were real 2-2.7x ones)
+MAX_MARGIN = 1.25
+
+
+def margin_of(sigma_home: float, sigma_best: float) -> float:
+    """The gate's margin in log time: ``hypot`` of the floored sigmas, capped at
+    ``log(MAX_MARGIN)``.
+
+    >>> round(margin_of(0.0, 0.0), 4)            # floored: 0.03 * sqrt(2)
+    0.0424
+    >>> round(math.exp(margin_of(5.0, float("inf"))), 2)   # capped
+    1.25
+    """
+    s1, s2 = max(sigma_home, SIGMA_FLOOR), max(sigma_best, SIGMA_FLOOR)
+    return min(math.hypot(s1, s2), math.log(MAX_MARGIN))
 
 
 @dataclass(frozen=True)
@@ -136,7 +158,7 @@ def decide(preds: Sequence[Prediction], home: str) -> tuple[str, str]:
     """Pick a device from predictions: ``(device, reason)``; see the module docstring.
 
     The home device (:func:`home_device`) is kept unless an eligible device's predicted gain
-    over it exceeds the margin ``sqrt(sigma_home² + sigma_best²)`` (in log time).
+    over it exceeds the margin :func:`margin_of` (in log time; at most ``log(MAX_MARGIN)``).
     """
     home_name = home_device(home)
     by = {p.device: p for p in preds}
@@ -150,7 +172,7 @@ def decide(preds: Sequence[Prediction], home: str) -> tuple[str, str]:
     if best.device == home_name:
         return home_name, f"home ({home_name}) is predicted fastest ({hp.total_s:.3g} s)"
     gain = math.log(hp.total_s / best.total_s)
-    margin = math.hypot(hp.sigma, best.sigma)
+    margin = margin_of(hp.sigma, best.sigma)
     ratio, band = math.exp(gain), math.exp(margin)
     if gain > margin:
         return best.device, (f"predicted {ratio:.2f}× faster than {home_name}, beyond the "

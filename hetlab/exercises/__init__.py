@@ -20,6 +20,7 @@ from __future__ import annotations
 from ._core import Verdict
 from .fpga import check_fps_by_hand, check_pipelined_cycles
 from .offload import PUZZLE, check_parallel_saxpy, check_verdicts
+from .pays import check_break_even, check_pareto_names
 from .pointcloud import check_ball_query, check_knn
 from .quant import check_bits_per_weight, check_pack3
 from .scaling import check_resources_for, check_units_to_run
@@ -31,7 +32,7 @@ __all__ = [
     "check_fps", "check_fastest_verified", "check_verdicts", "check_parallel_saxpy",
     "check_bits_per_weight", "check_pack3", "check_csr_arrays", "check_spmv",
     "check_ball_query", "check_knn", "check_pipelined_cycles", "check_fps_by_hand",
-    "check_units_to_run", "check_resources_for",
+    "check_units_to_run", "check_resources_for", "check_break_even", "check_pareto_names",
 ]
 
 #: notebook → {name of the learner's function: its checker}, in the order the notebook asks
@@ -45,4 +46,5 @@ EXERCISES = {
     "05-fpga-overlays": {"pipelined_cycles": check_pipelined_cycles,
                          "fps_by_hand": check_fps_by_hand},
     "06-scaling-out": {"units_to_run": check_units_to_run, "resources_for": check_resources_for},
+    "08-which-device-pays": {"break_even": check_break_even, "pareto_names": check_pareto_names},
 }

@@ -20,7 +20,7 @@ from ..targets.registry import describe_names, get_target, target_names
 from . import remote
 from .fpga_step import fpga_plan
 from .ga import exhaustive_search, genetic_search
-from .options import FpgaOptions, GAOptions, MeasureOptions, split_legacy
+from .options import FpgaOptions, GAOptions, MeasureOptions, choose_plan, split_legacy
 from .plan import Plan
 
 __all__ = ["Plan", "search", "GAOptions", "MeasureOptions", "FpgaOptions"]
@@ -65,7 +65,7 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
            resume: Plan | None = None, progress: bool = True, client: Any = None,
            function_blocks: bool = True, ga: GAOptions | None = None,
            measure: MeasureOptions | None = None, fpga: FpgaOptions | None = None,
-           **deprecated: Any) -> Plan:
+           objective: Any = None, **deprecated: Any) -> Plan:
     """Search which loops of ``fn`` to offload, by GA on measured and verified run times.
 
     Parameters
@@ -131,6 +131,14 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         distinct array traffic, :mod:`hetlab.offload.targets.fpga.nests`) from which a nest
         is an FPGA candidate; ``board``, the modeled board (``"pynq-z2"`` or ``"kv260"``;
         default ``$HETLAB_FPGA_BOARD`` or pynq-z2).
+    objective : "time", "energy", mapping or hetlab.auto.Objective, optional
+        What the returned plan minimizes across targets and thread counts: time, energy
+        (modeled for CPU plans: busy threads × the per-thread power of :mod:`hetlab.energy`;
+        GPU/board plans have none) or a price per second of each resource
+        (``{"thread": 0.01, "gpu": 1.0, "board": 0.2}``); among the candidates within
+        ``measure.thread_tolerance`` of the best value, the one holding the fewest resources
+        (GPUs, then boards, then threads) wins, and ``plan.thread_choice`` is its thread
+        count. Default (None): the fastest plan, its thread count by ``thread_tolerance``.
     **deprecated
         The keywords ``population``, ``generations``, ``elite``, ``selection``,
         ``crossover_rate``, ``mutation_rate``, ``exhaustive``, ``repeats``, ``warmup``,
@@ -146,6 +154,10 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         score 0. ``plan.compile()`` gives the fast callable; ``plan.source()`` its code.
     """
     ga, measure, fpga = split_legacy(deprecated, ga, measure, fpga)
+    if objective is not None:
+        from ...auto.objective import Objective
+
+        objective = Objective.of(objective, tolerance=measure.thread_tolerance)
     report = analyze(fn)
     args = _check_args(report, args)
     if isinstance(targets, str) or not targets:
@@ -203,6 +215,14 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
     if not plans:
         raise HetlabError(f"offload.search: no target can run here ({'; '.join(notes)}).")
     best = max(plans.values(), key=lambda p: p.speedup)
+    if objective is not None:
+        import numba
+
+        name, threads, note = choose_plan(plans, objective, numba.config.NUMBA_NUM_THREADS)
+        best = plans[name]
+        if threads is not None:
+            best.thread_choice = threads
+        notes.append(note)
     for p in plans.values():
         p.alternatives, p.notes, p.fpga = plans, notes, trial
     return best

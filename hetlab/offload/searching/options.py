@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from ...errors import InvalidInputError
 
-__all__ = ["GAOptions", "MeasureOptions", "FpgaOptions", "LEGACY", "split_legacy"]
+__all__ = ["GAOptions", "MeasureOptions", "FpgaOptions", "LEGACY", "split_legacy",
+           "plan_candidates", "choose_plan"]
 
 
 def _bad(cls: str, name: str, rule: str, value: Any) -> InvalidInputError:
@@ -151,3 +153,54 @@ def split_legacy(given: dict[str, Any], ga: Any, measure: Any, fpga: Any
             if changes:
                 objs[key] = replace(objs[key], **changes)
     return objs["ga"], objs["measure"], objs["fpga"]
+
+
+def plan_candidates(plans: Mapping[str, Any], all_threads: int
+                    ) -> list[tuple[tuple[str, int | None], float, float, dict[str, int]]]:
+    """What ``objective=`` ranks: each plan, and each thread count its thread sweep measured.
+
+    Returns ``((target, threads or None), time_s, energy_j, resources)`` per candidate;
+    ``energy_j`` is modeled for CPU plans (busy threads × :func:`hetlab.energy.
+    cpu_watts_per_thread` × time) and NaN for GPU and board plans (no figure: an ``"energy"``
+    objective ranks only the CPU plans then).
+    """
+    from ...auto.objective import resources_of
+    from ...energy import cpu_watts_per_thread
+
+    kinds = {"cuda": "gpu", "fpga": "fpga"}
+    out = []
+    for name, plan in plans.items():
+        kind = kinds.get(name, "cpu")
+        if kind == "cpu" and plan.threads:
+            runs = [((name, n), t, n) for n, t in sorted(plan.threads.items())]
+        else:
+            n = all_threads if kind == "cpu" and any(plan.best) else 1
+            runs = [((name, None), plan.time_s, n)]
+        for key, t, n in runs:
+            res = resources_of(kind, n)
+            e = t * n * cpu_watts_per_thread() if kind == "cpu" else math.nan
+            out.append((key, float(t), e, res))
+    return out
+
+
+def choose_plan(plans: Mapping[str, Any], objective: Any, all_threads: int
+                ) -> tuple[str, int | None, str]:
+    """The plan (and thread count) ``objective`` picks: among candidates within its
+    tolerance of the best value, the one holding the fewest resources (GPUs, then boards,
+    then threads) — ``thread_tolerance``'s rule generalized. Returns ``(target, threads or
+    None, note)``.
+
+    Raises
+    ------
+    InvalidInputError
+        No candidate has a finite objective (e.g. ``"energy"`` over GPU plans only).
+    """
+    cands = plan_candidates(plans, all_threads)
+    key = objective.pick([(k, objective.value(t, e, r), r) for k, t, e, r in cands])
+    if key is None:
+        raise InvalidInputError(f"offload.search: objective {objective.describe()!r} has no "
+                                f"finite value for any plan ({', '.join(plans)}); use "
+                                f"objective='time' or price the resources these plans hold.")
+    name, threads = key
+    where = f"{name} with {threads} thread(s)" if threads is not None else name
+    return name, threads, f"objective: {objective.describe()} → {where}"
