@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from ._browser import chromium, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "results" / "browser"
@@ -40,26 +41,12 @@ _HAS_CANVAS = """() => {
 }"""
 
 
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser"):
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.skip("chromium is not installed (run scripts/install_browser.sh)")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def lab(tmp_path):
     pytest.importorskip("playwright")
     root = tmp_path / "notebooks"
     shutil.copytree(ROOT / "notebooks", root, ignore=shutil.ignore_patterns("src", "*.nc"))
-    port, token = _free_port(), secrets.token_hex(16)
+    port, token = free_port(), secrets.token_hex(16)
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "cfg"),
            "JUPYTER_RUNTIME_DIR": str(tmp_path / "rt"),
            "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "ws")}
@@ -98,7 +85,7 @@ def test_tour_runs_in_jupyterlab_and_dashboard_renders(lab):
     url, token = lab
     SHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=_chromium(), headless=True,
+        browser = p.chromium.launch(executable_path=chromium(), headless=True,
                                     args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(f"{url}/lab/tree/00-tour.ipynb?token={token}")

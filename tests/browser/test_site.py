@@ -9,8 +9,6 @@ with a canvas or svg), and saves a screenshot to results/browser/site.png. Run a
 
 from __future__ import annotations
 
-import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +19,8 @@ from pathlib import Path
 from urllib.parse import urldefrag, urljoin, urlparse
 
 import pytest
+
+from ._browser import chromium, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "results" / "browser"
@@ -61,20 +61,6 @@ class _Links(HTMLParser):
                 self.targets.append(a[key])
 
 
-def _chromium() -> str:
-    for name in ("chromium", "chromium-browser"):
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.skip("chromium is not installed (run scripts/install_browser.sh)")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     """Build the site (the command of ``make site``) and serve it on 127.0.0.1."""
@@ -86,7 +72,7 @@ def site(tmp_path_factory):
          "-d", str(tmp / "doctrees"), str(ROOT / "site"), str(html)],
         capture_output=True, text=True, timeout=600)
     assert build.returncode == 0, "site build failed:\n" + build.stdout + build.stderr
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
          "--directory", str(html)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -178,7 +164,7 @@ def test_site_links_pages_and_a_bokeh_chart_render(site):
             route.abort()
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=_chromium(), headless=True,
+        browser = p.chromium.launch(executable_path=chromium(), headless=True,
                                     args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1300, "height": 1000})
         page.route("**/*", offline)
