@@ -18,6 +18,7 @@ HINT (case 1 of 4: depth=3, ii=1, trip=100): your function is still the stub ...
 from __future__ import annotations
 
 from ._core import Verdict
+from .attention import check_best_axis_order, check_online_softmax_step
 from .fpga import check_fps_by_hand, check_pipelined_cycles
 from .offload import PUZZLE, check_parallel_saxpy, check_verdicts
 from .pointcloud import check_ball_query, check_knn
@@ -31,7 +32,8 @@ __all__ = [
     "check_fps", "check_fastest_verified", "check_verdicts", "check_parallel_saxpy",
     "check_bits_per_weight", "check_pack3", "check_csr_arrays", "check_spmv",
     "check_ball_query", "check_knn", "check_pipelined_cycles", "check_fps_by_hand",
-    "check_units_to_run", "check_resources_for",
+    "check_units_to_run", "check_resources_for", "check_online_softmax_step",
+    "check_best_axis_order",
 ]
 
 #: notebook → {name of the learner's function: its checker}, in the order the notebook asks
@@ -45,4 +47,6 @@ EXERCISES = {
     "05-fpga-overlays": {"pipelined_cycles": check_pipelined_cycles,
                          "fps_by_hand": check_fps_by_hand},
     "06-scaling-out": {"units_to_run": check_units_to_run, "resources_for": check_resources_for},
+    "07-attention": {"online_softmax_step": check_online_softmax_step,
+                     "best_axis_order": check_best_axis_order},
 }
