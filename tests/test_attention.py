@@ -132,3 +132,24 @@ def test_decode_bad_input():
         hl.decode_attention(q1, k, k, parts=-1)
     with pytest.raises(hl.InvalidInputError, match="k_cache"):
         hl.decode_attention(q1, np.ones((2, 5, 3)), k)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_one_non_finite_cache_value_is_found_by_the_one_pass_scan(dtype, bad):
+    q1 = np.ones((2, 4), dtype)
+    k, v = np.ones((2, 3000, 4), dtype), np.ones((2, 3000, 4), dtype)
+    (v if bad == np.inf else k)[1, 2999, 3] = bad
+    name = "v_cache" if bad == np.inf else "k_cache"
+    with pytest.raises(hl.InvalidInputError, match=f"{name} must be finite"):
+        hl.decode_attention(q1, k, v, device="numba")
+
+
+def test_max_abs_scan():
+    from hetlab.kernels.attention._scan import max_abs
+
+    x = np.zeros((3, 70000), np.float32)
+    x[2, 69999] = -4.5
+    assert max_abs(x) == 4.5 and max_abs(np.zeros(0)) == 0.0
+    x[0, 1] = np.nan
+    assert np.isnan(max_abs(x))

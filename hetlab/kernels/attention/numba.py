@@ -13,9 +13,10 @@ Decode attention (:func:`decode_attention`, :func:`decode_attention_stats`): the
 into ``parts`` (FlashDecoding), heads × parts run in one ``prange``, then the parts are
 combined per head:
 
-* ``"synchronized"``: each part finds its own maximum ``m_p`` (scores kept in a part-sized
-  scratch), sums ``exp(s − m_p)`` and ``exp(s − m_p)·v``; the combine rescales each part by
-  ``exp(m_p − M)``, M = max of the parts' maxima.
+* ``"synchronized"``: each part keeps its own running maximum ``m_p`` (online softmax over
+  blocks of :data:`DECODE_BLOCK` keys: when a block raises it, the part's sum and accumulator
+  are rescaled), sums ``exp(s − m_p)`` and ``exp(s − m_p)·v``; the combine rescales each part
+  by ``exp(m_p − M)``, M = max of the parts' maxima.
 * ``"unified-max"`` (FlashDecoding++'s asynchronous softmax): every part of a head
   exponentiates against one fixed ``φ`` in a single pass over its keys and the combine is a
   plain sum — no part waits for another's maximum, no rescale. ``φ`` comes from statistics of
@@ -25,6 +26,11 @@ combined per head:
   ``[φ − UNDERFLOW_MARGIN, φ + OVERFLOW_MARGIN]`` (``exp`` could overflow, or the part's
   weights could all underflow) is recomputed with the synchronized scheme, and that head is
   then combined with rescaling; :func:`decode_attention_stats` counts the recomputed parts.
+
+Both schemes read K and V once, in blocks of keys: the scores of a block are one contiguous
+d-dot per key row (K stays (n, d), no transpose), the weights are exponentiated in place and
+``p·V`` adds contiguous value rows; everything in the inputs' dtype (float32 stays float32;
+the parts' sums are combined in float64).
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from numba import njit, prange
 
 __all__ = ["attention", "decode_attention", "decode_attention_stats", "DecodeStats",
            "unified_phi", "auto_parts", "BLOCK_Q", "BLOCK_K", "OVERFLOW_MARGIN",
-           "UNDERFLOW_MARGIN", "PHI_SAMPLE"]
+           "UNDERFLOW_MARGIN", "PHI_SAMPLE", "DECODE_BLOCK"]
 
 BLOCK_Q = 64
 BLOCK_K = 64
@@ -49,6 +55,8 @@ OVERFLOW_MARGIN = 20.0
 UNDERFLOW_MARGIN = 30.0
 #: most cached keys whose scores set φ
 PHI_SAMPLE = 256
+#: keys whose scores a decode part computes at once (one block: scores, then weights, then p·V)
+DECODE_BLOCK = 128
 _FM = {"reassoc", "contract", "nsz", "arcp"}
 
 
@@ -124,55 +132,92 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = False)
 # --------------------------------------------------------------------------- decode
 
 
+@njit(fastmath=_FM, cache=True, inline="always")
+def _scores(qs, k, hh, j0, cols, s):  # pragma: no cover - compiled
+    """s[:cols] = qs · k[hh, j0 + c] for a block of keys: one contiguous d-dot per key row,
+    in the inputs' dtype."""
+    d = qs.shape[0]
+    for c in range(cols):
+        row = k[hh, j0 + c]
+        x = qs[0] * row[0]
+        for e in range(1, d):
+            x += qs[e] * row[e]
+        s[c] = x
+
+
+@njit(fastmath=_FM, cache=True, inline="always")
+def _accumulate(v, hh, j0, cols, s, acc):  # pragma: no cover - compiled
+    """acc += Σ_c s[c] · v[hh, j0 + c] (contiguous value rows, vectorized over d_v)."""
+    dv = acc.shape[0]
+    for c in range(cols):
+        p = s[c]
+        row = v[hh, j0 + c]
+        for e in range(dv):
+            acc[e] += p * row[e]
+
+
 @njit(fastmath=_FM, cache=True)
-def _part_sync(q, k, v, hh, j0, j1, scale, acc, scratch):  # pragma: no cover - compiled
-    """Synchronized part: own maximum, then weights; returns (l, m), fills acc."""
-    d = q.shape[1]
-    m = -np.inf
-    for j in range(j0, j1):
-        x = 0.0
-        for e in range(d):
-            x += q[hh, e] * k[hh, j, e]
-        x *= scale
-        scratch[j - j0] = x
-        if x > m:
-            m = x
+def _part_sync(qs, k, v, hh, j0, j1, acc, s):  # pragma: no cover - compiled
+    """Synchronized part in one pass over its keys: online softmax over blocks of
+    :data:`DECODE_BLOCK` keys (the part's running maximum; acc rescaled when it rises);
+    returns (l, m), fills acc."""
     acc[:] = 0.0
     total = 0.0
-    for j in range(j0, j1):
-        p = math.exp(scratch[j - j0] - m)
-        total += p
-        for e in range(acc.shape[0]):
-            acc[e] += p * v[hh, j, e]
+    m = -np.inf
+    for b0 in range(j0, j1, s.shape[0]):
+        cols = min(s.shape[0], j1 - b0)
+        _scores(qs, k, hh, b0, cols, s)
+        mx = m
+        for c in range(cols):
+            if s[c] > mx:
+                mx = s[c]
+        if mx > m:
+            alpha = math.exp(m - mx)
+            total *= alpha
+            for e in range(acc.shape[0]):
+                acc[e] *= alpha
+            m = mx
+        mt = s.dtype.type(m)
+        blk = s[0] * 0
+        for c in range(cols):
+            w = math.exp(s[c] - mt)
+            s[c] = w
+            blk += w
+        total += blk
+        _accumulate(v, hh, b0, cols, s, acc)
     return total, m
 
 
 @njit(fastmath=_FM, cache=True)
-def _part_unified(q, k, v, hh, j0, j1, scale, phi, acc):  # pragma: no cover - compiled
-    """Unified-max part: one pass, weights exp(s − φ); returns (l, max score)."""
-    d = q.shape[1]
-    m = -np.inf
+def _part_unified(qs, k, v, hh, j0, j1, phi, acc, s):  # pragma: no cover - compiled
+    """Unified-max part: one pass, weights exp(s − φ), no rescale; returns (l, max score)."""
     acc[:] = 0.0
     total = 0.0
-    for j in range(j0, j1):
-        x = 0.0
-        for e in range(d):
-            x += q[hh, e] * k[hh, j, e]
-        x *= scale
-        if x > m:
-            m = x
-        p = math.exp(x - phi)
-        total += p
-        for e in range(acc.shape[0]):
-            acc[e] += p * v[hh, j, e]
+    m = -np.inf
+    ph = s.dtype.type(phi)
+    for b0 in range(j0, j1, s.shape[0]):
+        cols = min(s.shape[0], j1 - b0)
+        _scores(qs, k, hh, b0, cols, s)
+        mx = s[0]
+        blk = s[0] * 0
+        for c in range(cols):
+            x = s[c]
+            mx = max(mx, x)
+            w = math.exp(x - ph)
+            s[c] = w
+            blk += w
+        m = max(m, mx)
+        total += blk
+        _accumulate(v, hh, b0, cols, s, acc)
     return total, m
 
 
 @njit(parallel=True, cache=True)
 def _decode(q, k, v, parts, unified, phi, hi, lo, acc, lsum, ref, redo):  # pragma: no cover
     h, n, _ = k.shape
+    d = q.shape[1]
     size = (n + parts - 1) // parts
-    scale = 1.0 / math.sqrt(q.shape[1])
+    scale = q.dtype.type(1.0 / math.sqrt(d))
     for t in prange(h * parts):
         hh = t // parts
         p = t % parts
@@ -183,15 +228,18 @@ def _decode(q, k, v, parts, unified, phi, hi, lo, acc, lsum, ref, redo):  # prag
             ref[hh, p] = -np.inf
             acc[hh, p, :] = 0.0
             continue
+        qs = np.empty(d, q.dtype)
+        for e in range(d):
+            qs[e] = q[hh, e] * scale
+        s = np.empty(DECODE_BLOCK, q.dtype)
         if unified:
-            total, m = _part_unified(q, k, v, hh, j0, j1, scale, phi[hh], acc[hh, p])
+            total, m = _part_unified(qs, k, v, hh, j0, j1, phi[hh], acc[hh, p], s)
             if m - phi[hh] <= hi and m - phi[hh] >= -lo:
                 lsum[hh, p] = total
                 ref[hh, p] = phi[hh]
                 continue
             redo[hh, p] = 1  # the fallback: this part again, synchronized
-        scratch = np.empty(j1 - j0, np.float64)
-        total, m = _part_sync(q, k, v, hh, j0, j1, scale, acc[hh, p], scratch)
+        total, m = _part_sync(qs, k, v, hh, j0, j1, acc[hh, p], s)
         lsum[hh, p] = total
         ref[hh, p] = m
 
