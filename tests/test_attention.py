@@ -179,5 +179,6 @@ def test_polynomial_exp_row():
     want = np.exp(x.astype(np.float64))
     assert s[0, -1] == 0.0 and np.all(s[0] >= 0)
     big = want > 1e-30
-    assert np.max(np.abs(s[0, big] / want[big] - 1)) < 1e-6
+    rel = np.abs(s[0, big] / want[big] - 1)
+    assert np.all(rel <= 3e-7 + np.abs(x[big]) * 2.0**-23)  # float32 x·log2(e) rounds
     assert np.all(s[0, ~big] < 1e-30)

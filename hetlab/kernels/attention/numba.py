@@ -72,7 +72,8 @@ EXP2_POLY = (1.0000000061006686, 0.693146838839268, 0.24023109004394078, 0.05547
 def _exp_row(s, r, cols, mx, ebits, fbits):  # pragma: no cover - compiled
     """s[r, :cols] = exp(s[r, :cols] − mx) in float32, vectorizable: 2^t with t = x·log₂e
     split as n + f, 2^f by :data:`EXP2_POLY`, 2^n by writing n + 127 into the exponent bits
-    (t ≥ −127: −inf and underflowing weights become exactly 0). Relative error ≤ 3e-7."""
+    (t ≥ −127: −inf and underflowing weights become exactly 0). Relative error
+    ≤ 3e-7 + |x|·2⁻²³ (the second term: t rounded to float32, as in any float32 exp)."""
     for c in range(cols):
         t = max((s[r, c] - mx) * np.float32(1.4426950408889634), np.float32(-127.0))
         n = math.floor(t)
