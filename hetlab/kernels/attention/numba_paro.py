@@ -9,11 +9,12 @@ FMAs — exact, because every product and partial sum is an integer below 2²⁴
 127²·256 ≈ 4.1e6; P̂·v̂: at most 127²·1024 ≈ 1.65e7 < 2²⁴ ≈ 1.68e7), and float32 FMAs run
 several times faster than int32 multiplies. The scores ``q̂·k̂·s_q·s_k·scale``, the running
 maximum and the block's weight scale ``s_P = exp(max(s − m)) / Q`` are float64 as in the
-reference; the weights ``exp(s − m)`` are float32 (the costly part: one exp per score), which
-moves the sum ``l`` by ~1e-7 relative — far inside the tolerance. Their codes
-``round(P / s_P)`` must equal the reference's, so where ``P / s_P`` lies within float32 exp's
-error bound ((|s − m| + 2)·2⁻²³ relative) of a rounding boundary that weight is recomputed
-in float64; the two then agree up to the last bits of ``exp``.
+reference; the weights ``exp(s − m)`` are float32, from the flash kernel's vectorized
+polynomial exp (the costly part: one exp per score), which moves the sum ``l`` by ~1e-7
+relative — far inside the tolerance. Their codes ``round(P / s_P)`` must equal the
+reference's, so where ``P / s_P`` lies within that exp's error bound (3e-7 + |s − m|·2⁻²³
+relative; the kernel's guard uses the larger (|s − m| + 2)·2.4e-7) of a rounding boundary,
+that weight is recomputed in float64; the two then agree up to the last bits of ``exp``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import paro
+from .numba import _exp_row
 
 __all__ = ["block_sparse_attention"]
 
@@ -94,6 +96,8 @@ def _sparse_quant(qi, kit, vi, sq, sk, sv, kept, block, scale, qm, out):  # prag
         si = np.empty((rows, block), np.float32)
         s = np.empty((rows, block))
         p32 = np.empty((rows, block), np.float32)
+        ebits = np.empty(block, np.int32)
+        fbits = ebits.view(np.float32)
         pq = np.empty((rows, block), np.float32)
         tot = np.empty(dv, np.float32)
         for bj in kept[hh, bi]:
@@ -115,14 +119,15 @@ def _sparse_quant(qi, kit, vi, sq, sk, sv, kept, block, scale, qm, out):  # prag
                     mx = max(mx, s[r, c])
                 alpha = math.exp(m[r] - mx)
                 m[r] = mx
-                total = np.float32(0.0)
                 for c in range(cols):
                     x = s[r, c] - mx
                     s[r, c] = x
-                    w = math.exp(np.float32(x))  # float32 exp: the expensive part
-                    p32[r, c] = w
-                    total += w
+                    p32[r, c] = x
                     xtop = max(xtop, x)
+                _exp_row(p32, r, cols, np.float32(0.0), ebits, fbits)  # the costly part
+                total = np.float32(0.0)
+                for c in range(cols):
+                    total += p32[r, c]
                 lsum[r] = lsum[r] * alpha + total
                 for e in range(dv):
                     acc[r, e] *= alpha
@@ -132,8 +137,9 @@ def _sparse_quant(qi, kit, vi, sq, sk, sv, kept, block, scale, qm, out):  # prag
                     x = s[r, c]
                     y = np.float64(p32[r, c]) / sp
                     frac = y - math.floor(y)
-                    # float32 exp is off by ≤ (|x| + 2)·2⁻²³ relatively; near a rounding
-                    # boundary the code could differ from the float64 one: redo it in float64
+                    # the float32 weight is off by ≤ 3e-7 + |x|·2⁻²³ relatively (_exp_row);
+                    # near a rounding boundary its code could differ from the float64 one:
+                    # redo it in float64
                     if abs(frac - 0.5) <= y * (abs(x) + 2.0) * 2.4e-7:
                         y = math.exp(x) / sp
                     pq[r, c] = math.floor(y + 0.5)
