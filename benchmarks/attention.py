@@ -51,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     import hetlab as hl
     from hetlab.backends.numba import _parallel_triad_gbps
     from hetlab.kernels.attention import decode_attention_info
+    from hetlab.kernels.attention.numba import decode_attention_stats
     from hetlab.machine import cpu_model
 
     threads = numba.get_num_threads()
@@ -97,6 +98,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"decode cache={cache} h={heads} d={d} f32 [{cpu}]: numba split-KV "
               f"{s:12s} (numba.py _decode, {info.parts} parts/head) {sec * 1e3:8.3f} ms "
               f"{gbps:6.1f} GB/s = {gbps / triad:5.1%} of triad {triad:.1f} GB/s (goal ≥ 70%)")
+    kw = hl.decode_attention.spec.validate(q1, kc, vc, "synchronized", 0)
+    stats_fns = {s: (lambda s=s: decode_attention_stats(**{**kw, "softmax": s}))
+                 for s in ("synchronized", "unified-max")}
+    tk = interleaved({**stats_fns, "validate": lambda: hl.decode_attention.spec.validate(
+        q1, kc, vc, "synchronized", 0)}, args.repeats * 3)
+    for s in ("synchronized", "unified-max"):
+        gbps = kv_bytes / tk[s] / 1e9
+        print(f"decode cache={cache} [{cpu}]: kernel alone ({s}, validated arguments) "
+              f"{tk[s] * 1e3:8.3f} ms {gbps:6.1f} GB/s = {gbps / triad:5.1%} of triad; "
+              f"validation (one max and one min pass over K and V) {tk['validate'] * 1e3:.3f} ms")
     print(f"decode [{cpu}]: unified-max vs synchronized speedup "
           f"{t['synchronized'] / t['unified-max']:.2f}× "
           f"(fallback parts recomputed: {info.recomputed_total} of {info.parts * heads})")

@@ -132,3 +132,53 @@ def test_decode_bad_input():
         hl.decode_attention(q1, k, k, parts=-1)
     with pytest.raises(hl.InvalidInputError, match="k_cache"):
         hl.decode_attention(q1, np.ones((2, 5, 3)), k)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_one_non_finite_cache_value_is_found_by_the_one_pass_scan(dtype, bad):
+    q1 = np.ones((2, 4), dtype)
+    k, v = np.ones((2, 3000, 4), dtype), np.ones((2, 3000, 4), dtype)
+    (v if bad == np.inf else k)[1, 2999, 3] = bad
+    name = "v_cache" if bad == np.inf else "k_cache"
+    with pytest.raises(hl.InvalidInputError, match=f"{name} must be finite"):
+        hl.decode_attention(q1, k, v, device="numba")
+
+
+def test_max_abs_scan():
+    from hetlab.kernels.attention._scan import max_abs
+
+    x = np.zeros((3, 70000), np.float32)
+    x[2, 69999] = -4.5
+    assert max_abs(x) == 4.5 and max_abs(np.zeros(0)) == 0.0
+    x[0, 1] = np.nan
+    assert np.isnan(max_abs(x))
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_float32_flash_exp_over_a_wide_score_range(causal):
+    # scores from about −600 to +600: weights from 1 down to underflow (the polynomial exp
+    # must flush them to 0, not wrap the exponent bits), masked −inf included when causal
+    rng = np.random.default_rng(4)
+    q = rng.standard_normal((2, 200, 16), dtype=np.float32) * 25
+    k = rng.standard_normal((2, 200, 16), dtype=np.float32) * 6
+    v = rng.standard_normal((2, 200, 16), dtype=np.float32)
+    got = hl.attention(q, k, v, causal=causal, device="numba")
+    ref = hl.attention(q, k, v, causal=causal)
+    err, ok = hl.attention.spec.verified(got, ref)
+    assert ok, err  # (float32 scores of magnitude 600 alone carry ~1e-5)
+
+
+def test_polynomial_exp_row():
+    from hetlab.kernels.attention.numba import _exp_row
+
+    x = np.concatenate([np.linspace(-100, 0, 63), [-np.inf]]).astype(np.float32)
+    s = x[None, :].copy()
+    ebits = np.empty(64, np.int32)
+    _exp_row(s, 0, 64, np.float32(0), ebits, ebits.view(np.float32))
+    want = np.exp(x.astype(np.float64))
+    assert s[0, -1] == 0.0 and np.all(s[0] >= 0)
+    big = want > 1e-30
+    rel = np.abs(s[0, big] / want[big] - 1)
+    assert np.all(rel <= 3e-7 + np.abs(x[big]) * 2.0**-23)  # float32 x·log2(e) rounds
+    assert np.all(s[0, ~big] < 1e-30)

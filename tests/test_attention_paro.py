@@ -35,6 +35,31 @@ def test_numba_equals_reference(bits, n, block, density):
     assert ok, err
 
 
+def test_quantized_path_at_the_largest_codes_and_block():
+    # every code ±127 (q̂·k̂ sums of 256 terms, P̂·v̂ sums over a 1024-key block): the float32
+    # dots of the numba kernel stay exact integers below 2**24; only the float32 weights differ
+    rng = np.random.default_rng(5)
+    n, d = 1024, 256
+    q = np.where(rng.random((1, n, d)) < 0.5, -1.0, 1.0)
+    k = np.where(rng.random((1, n, d)) < 0.5, -1.0, 1.0) * 0.01
+    v = np.where(rng.random((1, n, 4)) < 0.5, -1.0, 1.0)
+    kw = dict(density=1.0, bits=8, block=1024)
+    ref = hl.block_sparse_attention(q, k, v, **kw)
+    got = hl.block_sparse_attention(q, k, v, **kw, device="numba")
+    err = hl.block_sparse_attention.spec.error(got, ref)
+    assert err < 1e-5, err
+
+
+@pytest.mark.parametrize("bits", [8, 4])
+def test_float32_weights_keep_the_reference_codes_on_a_larger_case(bits):
+    rng = np.random.default_rng(11)
+    q, k, v = (rng.standard_normal((4, 512, 32), dtype=np.float32) * 2 for _ in range(3))
+    kw = dict(density=0.25, bits=bits, block=32)
+    ref = hl.block_sparse_attention(q, k, v, **kw)
+    got = hl.block_sparse_attention(q, k, v, **kw, device="numba")
+    assert hl.block_sparse_attention.spec.error(got, ref) < 1e-5  # 10× inside the tolerance
+
+
 def test_full_density_without_quantization_is_dense_attention():
     rng = np.random.default_rng(0)
     q, k, v = (rng.standard_normal((2, 50, 8)) for _ in range(3))

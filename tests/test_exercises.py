@@ -173,3 +173,31 @@ def test_pareto_with_strict_dominance_names_the_tie():
     verdict = check_pareto_names(strict, raise_on_fail=False)
     assert not verdict.passed and "(case 3 of 5: fpga ties" in verdict.hint
     assert "<= in both, < in one" in verdict.hint
+
+
+def test_online_softmax_without_rescale_is_caught_at_the_raised_max():
+    from hetlab.exercises import check_online_softmax_step
+
+    def no_rescale(m, lsum, acc, s, v):  # forgets exp(m_old - m_new) on the old sums
+        m_new = np.maximum(m, s.max(axis=1))
+        p = np.exp(s - m_new[:, None])
+        return m_new, lsum + p.sum(axis=1), acc + p @ v
+
+    verdict = check_online_softmax_step(no_rescale, raise_on_fail=False)
+    assert "case 3 of 5: m=0, l=2" in verdict.hint
+    assert "rescales BOTH" in verdict.hint
+
+
+def test_best_axis_order_without_permuting_keys_is_caught():
+    from hetlab.exercises import check_best_axis_order
+    from hetlab.kernels.attention.paro import AXIS_ORDERS, grid_permutation
+
+    def rows_only(attn, grid, block):  # permutes the queries but not the keys
+        n = attn.shape[0]
+        same = (np.arange(n)[:, None] // block) == (np.arange(n)[None, :] // block)
+        masses = [(attn[grid_permutation(tuple(grid), nm)] * same).sum() for nm in AXIS_ORDERS]
+        return AXIS_ORDERS[int(np.argmax(masses))]
+
+    verdict = check_best_axis_order(rows_only, raise_on_fail=False)
+    assert not verdict.passed and "(case 2 of 5" in verdict.hint
+    assert "np.ix_(perm, perm)" in verdict.hint

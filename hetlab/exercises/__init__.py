@@ -18,6 +18,7 @@ HINT (case 1 of 4: depth=3, ii=1, trip=100): your function is still the stub ...
 from __future__ import annotations
 
 from ._core import Verdict
+from .attention import check_best_axis_order, check_online_softmax_step
 from .fpga import check_fps_by_hand, check_pipelined_cycles
 from .offload import PUZZLE, check_parallel_saxpy, check_verdicts
 from .pays import check_break_even, check_pareto_names
@@ -32,7 +33,8 @@ __all__ = [
     "check_fps", "check_fastest_verified", "check_verdicts", "check_parallel_saxpy",
     "check_bits_per_weight", "check_pack3", "check_csr_arrays", "check_spmv",
     "check_ball_query", "check_knn", "check_pipelined_cycles", "check_fps_by_hand",
-    "check_units_to_run", "check_resources_for", "check_break_even", "check_pareto_names",
+    "check_units_to_run", "check_resources_for", "check_online_softmax_step",
+    "check_best_axis_order", "check_break_even", "check_pareto_names",
 ]
 
 #: notebook → {name of the learner's function: its checker}, in the order the notebook asks
@@ -46,5 +48,7 @@ EXERCISES = {
     "05-fpga-overlays": {"pipelined_cycles": check_pipelined_cycles,
                          "fps_by_hand": check_fps_by_hand},
     "06-scaling-out": {"units_to_run": check_units_to_run, "resources_for": check_resources_for},
+    "07-attention": {"online_softmax_step": check_online_softmax_step,
+                     "best_axis_order": check_best_axis_order},
     "08-which-device-pays": {"break_even": check_break_even, "pareto_names": check_pareto_names},
 }

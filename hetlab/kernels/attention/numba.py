@@ -8,14 +8,18 @@ are rescaled by ``exp(m_old − m_new)``), and divides by ``l`` at the end. Scor
 as one BLOCK_Q × BLOCK_K tile per worker, never n × n. Keys are transposed once per call so
 the score loop runs over contiguous keys and vectorizes; the dtype is the inputs' (float32
 stays float32). Fastmath without the NaN/inf flags (the masked −inf scores must stay −inf).
+In float32 the weights ``exp(s − m)`` of a tile row come from :func:`_exp_row`, a polynomial
+exp that vectorizes (libm's ``expf`` is one call per score and cost as much as the two dot
+products together at d = 64); float64 keeps ``math.exp``.
 
 Decode attention (:func:`decode_attention`, :func:`decode_attention_stats`): the cache is cut
 into ``parts`` (FlashDecoding), heads × parts run in one ``prange``, then the parts are
 combined per head:
 
-* ``"synchronized"``: each part finds its own maximum ``m_p`` (scores kept in a part-sized
-  scratch), sums ``exp(s − m_p)`` and ``exp(s − m_p)·v``; the combine rescales each part by
-  ``exp(m_p − M)``, M = max of the parts' maxima.
+* ``"synchronized"``: each part keeps its own running maximum ``m_p`` (online softmax over
+  blocks of :data:`DECODE_BLOCK` keys: when a block raises it, the part's sum and accumulator
+  are rescaled), sums ``exp(s − m_p)`` and ``exp(s − m_p)·v``; the combine rescales each part
+  by ``exp(m_p − M)``, M = max of the parts' maxima.
 * ``"unified-max"`` (FlashDecoding++'s asynchronous softmax): every part of a head
   exponentiates against one fixed ``φ`` in a single pass over its keys and the combine is a
   plain sum — no part waits for another's maximum, no rescale. ``φ`` comes from statistics of
@@ -25,6 +29,11 @@ combined per head:
   ``[φ − UNDERFLOW_MARGIN, φ + OVERFLOW_MARGIN]`` (``exp`` could overflow, or the part's
   weights could all underflow) is recomputed with the synchronized scheme, and that head is
   then combined with rescaling; :func:`decode_attention_stats` counts the recomputed parts.
+
+Both schemes read K and V once, in blocks of keys: the scores of a block are one contiguous
+d-dot per key row (K stays (n, d), no transpose), the weights are exponentiated in place and
+``p·V`` adds contiguous value rows; everything in the inputs' dtype (float32 stays float32;
+the parts' sums are combined in float64).
 """
 
 from __future__ import annotations
@@ -38,7 +47,7 @@ from numba import njit, prange
 
 __all__ = ["attention", "decode_attention", "decode_attention_stats", "DecodeStats",
            "unified_phi", "auto_parts", "BLOCK_Q", "BLOCK_K", "OVERFLOW_MARGIN",
-           "UNDERFLOW_MARGIN", "PHI_SAMPLE"]
+           "UNDERFLOW_MARGIN", "PHI_SAMPLE", "DECODE_BLOCK"]
 
 BLOCK_Q = 64
 BLOCK_K = 64
@@ -49,11 +58,41 @@ OVERFLOW_MARGIN = 20.0
 UNDERFLOW_MARGIN = 30.0
 #: most cached keys whose scores set φ
 PHI_SAMPLE = 256
+#: keys whose scores a decode part computes at once (one block: scores, then weights, then p·V)
+DECODE_BLOCK = 128
 _FM = {"reassoc", "contract", "nsz", "arcp"}
 
 
+#: 2^f ≈ Σ EXP2_POLY[i]·f^i on [0, 1): least-squares degree 6, relative error ≤ 6.1e-9
+EXP2_POLY = (1.0000000061006686, 0.693146838839268, 0.24023109004394078, 0.05547892877882392,
+             0.00968616939752204, 0.0012382470445335384, 0.00021871340717184224)
+
+
+@njit(fastmath=_FM, cache=True, inline="always")
+def _exp_row(s, r, cols, mx, ebits, fbits):  # pragma: no cover - compiled
+    """s[r, :cols] = exp(s[r, :cols] − mx) in float32, vectorizable: 2^t with t = x·log₂e
+    split as n + f, 2^f by :data:`EXP2_POLY`, 2^n by writing n + 127 into the exponent bits
+    (t ≥ −127: −inf and underflowing weights become exactly 0). Relative error
+    ≤ 3e-7 + |x|·2⁻²³ (the second term: t rounded to float32, as in any float32 exp)."""
+    for c in range(cols):
+        t = max((s[r, c] - mx) * np.float32(1.4426950408889634), np.float32(-127.0))
+        n = math.floor(t)
+        f = t - n
+        p = np.float32(EXP2_POLY[6])
+        p = p * f + np.float32(EXP2_POLY[5])
+        p = p * f + np.float32(EXP2_POLY[4])
+        p = p * f + np.float32(EXP2_POLY[3])
+        p = p * f + np.float32(EXP2_POLY[2])
+        p = p * f + np.float32(EXP2_POLY[1])
+        p = p * f + np.float32(EXP2_POLY[0])
+        ebits[c] = (np.int32(n) + 127) << 23
+        s[r, c] = p
+    for c in range(cols):
+        s[r, c] *= fbits[c]
+
+
 @njit(parallel=True, fastmath=_FM, cache=True)
-def _flash(q, kt, v, causal, scale, bq, bk, out):  # pragma: no cover - compiled
+def _flash(q, kt, v, causal, scale, bq, bk, out, fast):  # pragma: no cover - compiled
     h, n_q, d = q.shape
     n_k = kt.shape[2]
     dv = v.shape[2]
@@ -68,6 +107,8 @@ def _flash(q, kt, v, causal, scale, bq, bk, out):  # pragma: no cover - compiled
         acc = np.zeros((rows, dv), q.dtype)
         s = np.empty((rows, bk), q.dtype)
         qs = np.empty((rows, d), q.dtype)
+        ebits = np.empty(bk, np.int32)
+        fbits = ebits.view(np.float32)
         for r in range(rows):
             for e in range(d):
                 qs[r, e] = q[hh, i0 + r, e] * scale
@@ -92,11 +133,17 @@ def _flash(q, kt, v, causal, scale, bq, bk, out):  # pragma: no cover - compiled
                 if mx == -np.inf:  # nothing visible yet (never on the first tile)
                     continue
                 alpha = math.exp(m[r] - mx)
-                total = 0.0
-                for c in range(cols):
-                    p = math.exp(s[r, c] - mx)
-                    s[r, c] = p
-                    total += p
+                if fast:
+                    _exp_row(s, r, cols, mx, ebits, fbits)
+                    total = s[r, 0] * 0
+                    for c in range(cols):
+                        total += s[r, c]
+                else:
+                    total = s[r, 0] * 0
+                    for c in range(cols):
+                        p = math.exp(s[r, c] - mx)
+                        s[r, c] = p
+                        total += p
                 lsum[r] = lsum[r] * alpha + total
                 m[r] = mx
                 for e in range(dv):
@@ -117,62 +164,99 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool = False)
     out = np.empty((q.shape[0], q.shape[1], v.shape[2]), q.dtype)
     kt = np.ascontiguousarray(k.transpose(0, 2, 1))
     scale = q.dtype.type(1.0 / math.sqrt(q.shape[2]))
-    _flash(q, kt, v, causal, scale, BLOCK_Q, BLOCK_K, out)
+    _flash(q, kt, v, causal, scale, BLOCK_Q, BLOCK_K, out, q.dtype == np.float32)
     return out
 
 
 # --------------------------------------------------------------------------- decode
 
 
+@njit(fastmath=_FM, cache=True, inline="always")
+def _scores(qs, k, hh, j0, cols, s):  # pragma: no cover - compiled
+    """s[:cols] = qs · k[hh, j0 + c] for a block of keys: one contiguous d-dot per key row,
+    in the inputs' dtype."""
+    d = qs.shape[0]
+    for c in range(cols):
+        row = k[hh, j0 + c]
+        x = qs[0] * row[0]
+        for e in range(1, d):
+            x += qs[e] * row[e]
+        s[c] = x
+
+
+@njit(fastmath=_FM, cache=True, inline="always")
+def _accumulate(v, hh, j0, cols, s, acc):  # pragma: no cover - compiled
+    """acc += Σ_c s[c] · v[hh, j0 + c] (contiguous value rows, vectorized over d_v)."""
+    dv = acc.shape[0]
+    for c in range(cols):
+        p = s[c]
+        row = v[hh, j0 + c]
+        for e in range(dv):
+            acc[e] += p * row[e]
+
+
 @njit(fastmath=_FM, cache=True)
-def _part_sync(q, k, v, hh, j0, j1, scale, acc, scratch):  # pragma: no cover - compiled
-    """Synchronized part: own maximum, then weights; returns (l, m), fills acc."""
-    d = q.shape[1]
-    m = -np.inf
-    for j in range(j0, j1):
-        x = 0.0
-        for e in range(d):
-            x += q[hh, e] * k[hh, j, e]
-        x *= scale
-        scratch[j - j0] = x
-        if x > m:
-            m = x
+def _part_sync(qs, k, v, hh, j0, j1, acc, s):  # pragma: no cover - compiled
+    """Synchronized part in one pass over its keys: online softmax over blocks of
+    :data:`DECODE_BLOCK` keys (the part's running maximum; acc rescaled when it rises);
+    returns (l, m), fills acc."""
     acc[:] = 0.0
     total = 0.0
-    for j in range(j0, j1):
-        p = math.exp(scratch[j - j0] - m)
-        total += p
-        for e in range(acc.shape[0]):
-            acc[e] += p * v[hh, j, e]
+    m = -np.inf
+    for b0 in range(j0, j1, s.shape[0]):
+        cols = min(s.shape[0], j1 - b0)
+        _scores(qs, k, hh, b0, cols, s)
+        mx = m
+        for c in range(cols):
+            if s[c] > mx:
+                mx = s[c]
+        if mx > m:
+            alpha = math.exp(m - mx)
+            total *= alpha
+            for e in range(acc.shape[0]):
+                acc[e] *= alpha
+            m = mx
+        mt = s.dtype.type(m)
+        blk = s[0] * 0
+        for c in range(cols):
+            w = math.exp(s[c] - mt)
+            s[c] = w
+            blk += w
+        total += blk
+        _accumulate(v, hh, b0, cols, s, acc)
     return total, m
 
 
 @njit(fastmath=_FM, cache=True)
-def _part_unified(q, k, v, hh, j0, j1, scale, phi, acc):  # pragma: no cover - compiled
-    """Unified-max part: one pass, weights exp(s − φ); returns (l, max score)."""
-    d = q.shape[1]
-    m = -np.inf
+def _part_unified(qs, k, v, hh, j0, j1, phi, acc, s):  # pragma: no cover - compiled
+    """Unified-max part: one pass, weights exp(s − φ), no rescale; returns (l, max score)."""
     acc[:] = 0.0
     total = 0.0
-    for j in range(j0, j1):
-        x = 0.0
-        for e in range(d):
-            x += q[hh, e] * k[hh, j, e]
-        x *= scale
-        if x > m:
-            m = x
-        p = math.exp(x - phi)
-        total += p
-        for e in range(acc.shape[0]):
-            acc[e] += p * v[hh, j, e]
+    m = -np.inf
+    ph = s.dtype.type(phi)
+    for b0 in range(j0, j1, s.shape[0]):
+        cols = min(s.shape[0], j1 - b0)
+        _scores(qs, k, hh, b0, cols, s)
+        mx = s[0]
+        blk = s[0] * 0
+        for c in range(cols):
+            x = s[c]
+            mx = max(mx, x)
+            w = math.exp(x - ph)
+            s[c] = w
+            blk += w
+        m = max(m, mx)
+        total += blk
+        _accumulate(v, hh, b0, cols, s, acc)
     return total, m
 
 
 @njit(parallel=True, cache=True)
 def _decode(q, k, v, parts, unified, phi, hi, lo, acc, lsum, ref, redo):  # pragma: no cover
     h, n, _ = k.shape
+    d = q.shape[1]
     size = (n + parts - 1) // parts
-    scale = 1.0 / math.sqrt(q.shape[1])
+    scale = q.dtype.type(1.0 / math.sqrt(d))
     for t in prange(h * parts):
         hh = t // parts
         p = t % parts
@@ -183,15 +267,18 @@ def _decode(q, k, v, parts, unified, phi, hi, lo, acc, lsum, ref, redo):  # prag
             ref[hh, p] = -np.inf
             acc[hh, p, :] = 0.0
             continue
+        qs = np.empty(d, q.dtype)
+        for e in range(d):
+            qs[e] = q[hh, e] * scale
+        s = np.empty(DECODE_BLOCK, q.dtype)
         if unified:
-            total, m = _part_unified(q, k, v, hh, j0, j1, scale, phi[hh], acc[hh, p])
+            total, m = _part_unified(qs, k, v, hh, j0, j1, phi[hh], acc[hh, p], s)
             if m - phi[hh] <= hi and m - phi[hh] >= -lo:
                 lsum[hh, p] = total
                 ref[hh, p] = phi[hh]
                 continue
             redo[hh, p] = 1  # the fallback: this part again, synchronized
-        scratch = np.empty(j1 - j0, np.float64)
-        total, m = _part_sync(q, k, v, hh, j0, j1, scale, acc[hh, p], scratch)
+        total, m = _part_sync(qs, k, v, hh, j0, j1, acc[hh, p], s)
         lsum[hh, p] = total
         ref[hh, p] = m
 

@@ -48,6 +48,7 @@ from ...core.spec import Cost, KernelSpec
 from ...core.validation import array_module, as_float_array, cast_finite, check_int
 from ...errors import InvalidInputError
 from . import reference
+from ._scan import max_abs
 
 __all__ = ["ATTENTION", "DECODE_ATTENTION", "SOFTMAX_CHOICES", "MAX_HEAD_DIM", "TOLERANCE",
            "check_qkv", "check_bool", "check_heads", "score_scale"]
@@ -126,16 +127,23 @@ def check_heads(kernel: str, q: Any, k: Any, v: Any, q_ndim: int = 3, *,
     arrays = [(qn, q), (kn, k)] + ([(vn, v)] if v is not None else [])
     dt = np.result_type(*(a.dtype for _, a in arrays))
     xp = array_module(q)
-    out = [xp.ascontiguousarray(cast_finite(kernel, n, a, dt)) for n, a in arrays]
+    out, peaks = [], []
+    for n, a in arrays:
+        top = max_abs(a) if a.dtype == dt else float("nan")  # one pass when no cast is needed
+        if not np.isfinite(top):  # a cast, or a non-finite value: the shared check says which
+            a = cast_finite(kernel, n, a, dt)
+            top = max_abs(a)
+        out.append(xp.ascontiguousarray(a))
+        peaks.append(top)
     big = float(np.finfo(dt).max)
-    qmax, kmax = (float(xp.abs(a).max()) for a in out[:2])
+    qmax, kmax = peaks[:2]
     if qmax * kmax * d * score_scale(d) > big / 4:
         raise InvalidInputError(
             f"{kernel}: scores of {qn} and {kn} would overflow {dt} (max|{qn}|={qmax:.3g}, "
             f"max|{kn}|={kmax:.3g}, d={d}); scale the inputs down or use float64."
         )
     if v is not None:
-        vmax = float(xp.abs(out[2]).max())
+        vmax = peaks[2]
         if vmax * k.shape[1] * 2.0**32 > big:
             raise InvalidInputError(
                 f"{kernel}: {vn} is too large for sums over {k.shape[1]} keys in {dt} "
