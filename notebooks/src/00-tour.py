@@ -129,6 +129,10 @@ check_fastest_verified(fastest_verified, raise_on_fail=False)
 #   transition-down.
 # * **05 · FPGA overlays** — registers, buffers, cache coherency and the modeled clock.
 # * **06 · Scaling out** — comparison sweeps on a Dask cluster, checkpoints and resumption.
+# * **07 · Attention** — why decode is memory-bound and prefill compute-bound, online softmax,
+#   the unified-max trick, PARO's reordered block-sparse INT8/INT4 attention.
+# * **08 · Which device pays?** — break-even sizes, `device="auto"` against the oracle, and
+#   the time/energy front (CPU energy modeled, and labelled so).
 #
 # ## Shutting down
 #
