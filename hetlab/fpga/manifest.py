@@ -9,8 +9,10 @@ parameters from it). See ``overlays/README.md``.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import os
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -84,7 +86,18 @@ def evaluate(expr: str | int | float, names: Mapping[str, float]) -> float:
             f"ceil/floor/min/max only; got {ast.dump(node)[:60]}."
         )
 
-    return ev(ast.parse(str(expr), mode="eval"))
+    return ev(_parsed(str(expr)))
+
+
+#: CPython 3.11 can fail when two threads build ASTs at once ("SystemError: AST constructor
+#: recursion depth mismatch", fixed in later releases): expressions are parsed once, under a lock
+_PARSE_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed(text: str) -> ast.Expression:
+    with _PARSE_LOCK:
+        return ast.parse(text, mode="eval")
 
 
 def overlays_dir() -> Path:
