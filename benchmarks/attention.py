@@ -20,24 +20,9 @@ run round-robin; on a shared machine they move from run to run.
 from __future__ import annotations
 
 import argparse
-import time
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
-
-
-def interleaved(fns: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
-    """Best wall time of each function, called round-robin after one untimed round (s)."""
-    for fn in fns.values():
-        fn()
-    best = dict.fromkeys(fns, float("inf"))
-    for _ in range(repeats):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            best[name] = min(best[name], time.perf_counter() - t0)
-    return best
+from sparse import interleaved  # benchmarks/sparse.py: the round-robin best-of timing
 
 
 def main(argv: list[str] | None = None) -> int:
