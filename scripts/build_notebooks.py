@@ -1,9 +1,9 @@
 """Build the notebook series from its sources, execute it, and store checkable outputs.
 
-Sources are ``notebooks/src/<NN>-<topic>.py`` (e.g. ``00-tour.py``) in jupytext's "percent" format, paired with
-``notebooks/<NN>-<topic>.ipynb`` by ``notebooks/jupytext.toml`` (so JupyterLab with jupytext keeps
-the two in step; the sources carry no header). Each notebook is executed with nbclient in
-``notebooks/`` and written twice:
+Sources are ``notebooks/src/<NN>-<topic>.py`` (e.g. ``00-tour.py``) in jupytext's "percent"
+format, paired with ``notebooks/<NN>-<topic>.ipynb`` by ``notebooks/jupytext.toml`` (so
+JupyterLab with jupytext keeps the two in step; the sources carry no header). Each notebook is
+executed with nbclient in ``notebooks/`` and written twice:
 
 - ``notebooks/<NN>-<topic>.ipynb``, for learners and nbval: outputs of deterministic cells only;
   cells whose first line is ``# NBVAL_IGNORE_OUTPUT`` (timings, plots, device tables) are
