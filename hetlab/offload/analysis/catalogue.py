@@ -310,8 +310,9 @@ def emit(nest: TensorNest) -> tuple[str, str] | None:
             continue
         if k in shown and k == "epilogue":
             continue
-        if k in ("copy", "axpy", "scal") and s.terms and all(
-                r.name in em.temps for t in s.terms for r in t.refs) and len(kinds) > 1:
+        if k in ("copy", "axpy", "scal", "axpy+axpy", "axpy+scal") and s.terms and all(
+                r.name in em.temps or r == s.out for t in s.terms for r in t.refs) \
+                and len(kinds) > 1:
             continue  # the write-back of a temporary
         shown.append(k)
     return "+".join(shown) or names[0], "\n".join(em.lines)
