@@ -24,14 +24,14 @@ first call).
 
 from __future__ import annotations
 
-from . import blas, linalg, matvec, mining
+from . import blas, dynprog, linalg, matvec, mining, stencils
 from ._spec import SuiteKernel
 
 __all__ = ["SUITE", "SuiteKernel", "FAMILIES"]
 
 #: every kernel of the suite by name, in family order
 SUITE: dict[str, SuiteKernel] = {
-    k.name: k for mod in (linalg, matvec, blas, mining) for k in mod.KERNELS
+    k.name: k for mod in (linalg, matvec, blas, mining, stencils, dynprog) for k in mod.KERNELS
 }
 
 #: kernel families, in the order the suite lists them
