@@ -120,16 +120,16 @@ def args_mode2(n, seed):
 
 
 KERNELS = [
-    SuiteKernel("dot_loop", "blas", dot_loop, args_vec2, dot_loop_hand, 4_000_000, 50, ("i",),
+    SuiteKernel("dot_loop", "blas", dot_loop, args_vec2, dot_loop_hand, 6_000_000, 50, ("i",),
                 True, "len(x) bound; a scalar sum returned"),
     SuiteKernel("axpy_loop", "blas", axpy_loop, args_axpy, axpy_loop_hand, 4_000_000, 50,
                 ("i",), True, "range(0, n); memory bound"),
-    SuiteKernel("scal_loop", "blas", scal_loop, args_scal, scal_loop_hand, 6_000_000, 50,
+    SuiteKernel("scal_loop", "blas", scal_loop, args_scal, scal_loop_hand, 16_000_000, 50,
                 ("i",), True, "x.size bound, *= in place; memory bound"),
     SuiteKernel("block_transform", "linalg", block_transform, args_block, block_transform_hand,
-                60, 6, ("r", "q", "p"), True,
+                100, 6, ("r", "q", "p"), True,
                 "4-index contraction; acc[p] shared across (r, q): privatizing it frees r, q"),
-    SuiteKernel("mode2_product", "linalg", mode2_product, args_mode2, mode2_product_hand, 50, 5,
+    SuiteKernel("mode2_product", "linalg", mode2_product, args_mode2, mode2_product_hand, 70, 5,
                 ("a", "b", "c"), True,
                 "3-index contraction over the middle index, scalar temporary, strided X read"),
 ]

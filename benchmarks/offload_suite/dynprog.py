@@ -105,7 +105,7 @@ def args_scan(n, seed):
 KERNELS = [
     SuiteKernel("lcs_table", "dynprog", lcs_table, args_lcs, lcs_table_hand, 2500, 12, (),
                 False, "T[i, j] from its left, upper and diagonal neighbours; int64; max()"),
-    SuiteKernel("pair_folding", "dynprog", pair_folding, args_fold, pair_folding_hand, 250, 12,
+    SuiteKernel("pair_folding", "dynprog", pair_folding, args_fold, pair_folding_hand, 480, 12,
                 (), False, "interval DP with a descending range(n - 1, -1, -1) and a split loop"),
     SuiteKernel("prefix_scan", "dynprog", prefix_scan, args_scan, prefix_scan_hand, 3_000_000,
                 60, (), False, "a running scalar carried across iterations"),

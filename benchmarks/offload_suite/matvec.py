@@ -160,7 +160,7 @@ def args_outer(n, seed):
 
 KERNELS = [
     SuiteKernel("normal_matvec", "linalg", normal_matvec, args_normal, normal_matvec_hand,
-                2000, 7, ("j", "j"), True,
+                2800, 7, ("j", "j"), True,
                 "y[j] += A[i, j] * tmp[i] inside the i loop: an array-element reduction"),
     SuiteKernel("dual_matvec", "linalg", dual_matvec, args_dual, dual_matvec_hand, 2000, 7,
                 ("j",), True, "Ax and Aᵀy fused in one j loop; s[j] reduced over i"),
@@ -171,8 +171,8 @@ KERNELS = [
                 scaled_two_gemv_hand, 2000, 7, ("i",), True,
                 "two GEMVs fused in one j loop, α/β epilogue on the row"),
     SuiteKernel("rank_two_update", "blas", rank_two_update, args_rank2, rank_two_update_hand,
-                2000, 7, ("i", "j", "i"), True,
+                2600, 7, ("i", "j", "i"), True,
                 "rank-2 update then a matvec on the updated matrix"),
-    SuiteKernel("outer_scaled", "blas", outer_scaled, args_outer, outer_scaled_hand, 2500, 7,
+    SuiteKernel("outer_scaled", "blas", outer_scaled, args_outer, outer_scaled_hand, 3200, 7,
                 ("i", "j"), True, "scalar temporary hoisted out of the inner loop"),
 ]

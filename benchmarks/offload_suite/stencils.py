@@ -173,13 +173,13 @@ def args_fdtd(n, seed):
 KERNELS = [
     SuiteKernel("smooth_1d", "stencil", smooth_1d, args_1d, smooth_1d_hand, 1_000_000, 40,
                 ("i", "i"), True, "range(1, n - 1), two arrays, time loop outside"),
-    SuiteKernel("smooth_2d", "stencil", smooth_2d, args_2d, smooth_2d_hand, 600, 8,
+    SuiteKernel("smooth_2d", "stencil", smooth_2d, args_2d, smooth_2d_hand, 1000, 8,
                 ("i", "j", "i", "j"), True, "5-point Jacobi, two arrays"),
-    SuiteKernel("heat_cube", "stencil", heat_cube, args_3d, heat_cube_hand, 80, 6,
+    SuiteKernel("heat_cube", "stencil", heat_cube, args_3d, heat_cube_hand, 110, 6,
                 ("i", "j", "k", "i", "j", "k"), True, "7-point 3-D heat, two arrays"),
     SuiteKernel("gauss_seidel_2d", "stencil", gauss_seidel_2d, args_gs, gauss_seidel_2d_hand,
-                300, 8, (), False, "in place: each point reads this sweep's updates; serial"),
-    SuiteKernel("wave_fdtd", "stencil", wave_fdtd, args_fdtd, wave_fdtd_hand, 400, 7,
+                450, 8, (), False, "in place: each point reads this sweep's updates; serial"),
+    SuiteKernel("wave_fdtd", "stencil", wave_fdtd, args_fdtd, wave_fdtd_hand, 800, 7,
                 ("j", "i", "j", "i", "j", "i", "j"), True,
                 "three coupled fields, source row from src[t], differently shaped ranges"),
 ]
