@@ -209,10 +209,12 @@ def value_histogram_hand(x, lo, hi, counts):
     part = np.zeros((nchunk, nbins), dtype=counts.dtype)
     step = (x.shape[0] + nchunk - 1) // nchunk
     for t in prange(nchunk):
+        local = np.zeros(nbins, dtype=counts.dtype)  # one private histogram per chunk
         for i in range(t * step, min((t + 1) * step, x.shape[0])):
             b = int((x[i] - lo) / width)
             if b >= 0 and b < nbins:
-                part[t, b] += 1
+                local[b] += 1
+        part[t, :] = local
     counts += part.sum(axis=0)
 
 
