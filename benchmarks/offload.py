@@ -96,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="small sizes, a few kernels")
     p.add_argument("--only", default=None, help="comma-separated kernel names")
-    p.add_argument("--budget", type=int, default=64)
+    p.add_argument("--budget", type=int, default=None,
+                   help="GA budget per kernel (default 64; --suite: 32, quick 4)")
     p.add_argument("--exhaustive-max", type=int, default=5,
                    help="run the exhaustive search up to this many genes")
     p.add_argument("--suite", action="store_true",
@@ -117,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"unknown kernels {unknown}; choose among {', '.join(EXAMPLES)}")
     print(f"offload benchmark: numba {numba.__version__}, {numba.get_num_threads()} threads, "
           f"{'quick' if args.quick else 'full'} sizes; times are medians of measured runs")
-    rows = run(names, args.quick, args.budget, args.exhaustive_max)
+    rows = run(names, args.quick, args.budget or 64, args.exhaustive_max)
     df = pd.DataFrame(rows).set_index("kernel")
     with pd.option_context("display.width", 220, "display.max_columns", 30,
                            "display.float_format", "{:.3g}".format):
@@ -152,7 +153,7 @@ def suite_main(args: argparse.Namespace, p: argparse.ArgumentParser) -> int:
     unknown = [n for n in names if n not in SUITE]
     if unknown:
         p.error(f"unknown suite kernels {unknown}; choose among {', '.join(SUITE)}")
-    budget = args.budget if args.budget != 64 else (4 if args.quick else 32)
+    budget = args.budget or (4 if args.quick else 32)
     meta = suite_run.machine()
     print(f"offload suite: {len(names)} kernels, {'quick' if args.quick else 'full'} sizes, "
           f"budget {budget}; CPU {meta['cpu']} ({meta['cores']} cores), numba {meta['numba']}, "

@@ -90,3 +90,29 @@ def test_a_wrong_answer_key_is_caught():
 
     with pytest.raises(AssertionError):
         _assert_same(_outputs(off, args), want, "perturbed key")
+
+
+@pytest.mark.slow
+def test_benchmark_suite_quick_prints_its_table(tmp_path, capsys):
+    """benchmarks/offload.py --suite --quick on two kernels: the table, the means, the JSON."""
+    import importlib.util
+    import json
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "offload.py"
+    spec = importlib.util.spec_from_file_location("offload_bench_suite", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out_file = tmp_path / "suite.json"
+    rc = mod.main(["--suite", "--quick", "--kernels", "axpy_loop,prefix_scan", "--budget", "2",
+                   "--out", str(out_file)])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "plan_vs_hand" in out and "axpy_loop" in out and "prefix_scan" in out
+    assert "geometric mean over them: plan vs hand-written" in out
+    assert "threading layer" in out and "wrong results: 0" in out
+    data = json.loads(out_file.read_text())
+    rows = {r["kernel"]: r for r in data["rows"]}
+    assert set(rows) == {"axpy_loop", "prefix_scan"}
+    assert rows["axpy_loop"]["wrong"] == 0 and rows["axpy_loop"]["plan_vs_hand"] > 0
+    assert rows["prefix_scan"]["plan"] == "(serial)"  # a scan has nothing to offload
+    assert data["summary"]["with_parallel_loop"] == 1
