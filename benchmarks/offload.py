@@ -160,7 +160,12 @@ def suite_main(args: argparse.Namespace, p: argparse.ArgumentParser) -> int:
           f"{meta['threads']} threads, threading layer {meta['threading_layer']}, "
           f"load {meta['load_before']}", flush=True)
 
+    done: list[dict] = []
+
     def progress(row: dict) -> None:
+        done.append(row)
+        if args.out:  # rewritten after every kernel: a stopped run keeps what it measured
+            suite_run.write(args.out, done, suite_run.summarize(done), meta)
         fig = (f"{row['plan_vs_serial']:.2f}× serial, {row['plan_vs_hand']:.2f}× hand"
                if "plan_vs_hand" in row else row["status"])
         print(f"  {row['kernel']}: {row.get('plan', '-')} {fig}", file=sys.stderr, flush=True)
