@@ -14,10 +14,10 @@ Exactness (the VNNI path's contract, :mod:`.spec`): each 128-activation block is
 22-bit fixed point (W8: 21-bit) as three int8 limbs, ``x ≈ xf · (2^14·L0 + 2^7·L1 + L2)``,
 an error ≤ ~0.75 · xf per value (≈ 2^-22.4 of the block's max |x|; W8 2^-21.4); the
 integer products and sums are exact, then one int→float conversion and one float32 FMA per
-block round. Blocks whose max |x| exceeds :data:`~._numba_w4.OUTLIER_RATIO` × their mean
-|x| would lose their small entries: W4 computes those blocks with the float32 block dot
-instead; W2/W3/W8 (:func:`gemv_bits_avx2`) return None and the caller runs the float
-kernel for the whole call.
+block round. Blocks whose max |x| exceeds :data:`~._numba_w4.OUTLIER_RATIO` × the mean |x|
+of their nonzero entries would lose their small entries: W4 computes those blocks with the
+float32 block dot instead; W2/W3/W8 (:func:`gemv_bits_avx2`) return None and the caller
+runs the float kernel for the whole call.
 
 On an AVX-512 machine these kernels run too (AVX2 is a subset), which is how they are
 tested here; numba compiles for the host, so there LLVM may still pick EVEX encodings for
@@ -56,19 +56,22 @@ def prepare_limbs(x, nsplit, top, xl, xf, ok):  # pragma: no cover - compiled
     ``xf[k] = m / (top·2^14)``. Limb ``l`` of activation ``i`` is stored at
     ``xl[384k + 128l + (128 / nsplit)·(i % nsplit) + i // nsplit]`` (``nsplit`` 2 is the
     layout of :func:`~._numba_w4.prepare_limbs`). ``ok[k]``: False for a block with outliers
-    (``m > OUTLIER_RATIO · mean |x|``), whose limbs are not written; an all-zero block has
-    ``xf = 0`` and zero limbs.
+    (``m > OUTLIER_RATIO · mean |x|``, the mean over its nonzero entries: zeros, such as the
+    padding of a ragged last block, are exact in fixed point), whose limbs are not written;
+    an all-zero block has ``xf = 0`` and zero limbs.
     """
     sub = 128 // nsplit
     for k in range(xf.shape[0]):
         b = 128 * k
         m = np.float32(0)
         s1 = np.float32(0)
+        nz = 0
         for i in range(128):
             a = abs(x[b + i])
             m = max(m, a)
             s1 += a
-        ok[k] = m <= OUTLIER_RATIO * s1 / 128
+            nz += a != 0
+        ok[k] = m * nz <= OUTLIER_RATIO * s1
         if m == 0:
             xf[k] = 0
             for i in range(384):
