@@ -45,6 +45,7 @@ from ...log import get_logger, log_once
 from . import _numba_avx2 as _avx2
 from . import _numba_w4 as _w4
 from . import _numba_w4_amx as _w4amx
+from . import _numba_w4a8 as _w4a8
 from ._amx import HAS_AMX
 from ._simd import has_avx2, has_vnni, host_features
 from .formats import F16_TO_F32 as _F16
@@ -378,62 +379,7 @@ def gemm_q(qw: QuantizedMatrix, X: np.ndarray) -> np.ndarray:
 
 
 # --- W4A8: int8 activations, integer group dots, one float rescale per group -------------
-
-def _make_idot(bits: int):
-    """The integer group dot of a one-plane width (8, 4, 2 bits), compiled per width.
-
-    The width's constants (values per word, shift, mask) are closure constants of each
-    compiled function, so the inner loop over a word's values unrolls exactly as the three
-    hand-written copies it replaces did (a runtime ``bits`` measured about 2× slower).
-    Products and sums are integers.
-    """
-    per = 32 // bits
-    mask = _U((1 << bits) - 1)
-
-    @numba.njit(cache=True, nogil=True)
-    def idot(qflat, wb, xq, xb, gs):  # pragma: no cover - compiled
-        acc = np.int32(0)
-        for i in range(gs // per):
-            w = qflat[_I(wb + i)]
-            for j in range(per):
-                acc += np.int32((w >> _U(bits * j)) & mask) * np.int32(xq[_I(xb + per * i + j)])
-        return acc
-
-    return idot
-
-
-@numba.njit(cache=True, nogil=True)
-def _idot3(qflat, wb, xq, xb, gs):  # pragma: no cover - compiled
-    # low-plane word i: 2-bit fields of weights 16i…16i+15; their high bits: bits 16(i%2)…
-    # of high-plane word i//2
-    acc = np.int32(0)
-    nlo = gs // 16
-    for i in range(nlo):
-        lo = qflat[_I(wb + i)]
-        hi = qflat[_I(wb + nlo + (i >> 1))] >> _U(16 * (i & 1))
-        for j in range(16):
-            q = ((lo >> _U(2 * j)) & _U(3)) | (((hi >> _U(j)) & _U(1)) << _U(2))
-            acc += np.int32(q) * np.int32(xq[_I(xb + 16 * i + j)])
-    return acc
-
-
-_IDOT = {8: _make_idot(8), 4: _make_idot(4), 3: _idot3, 2: _make_idot(2)}
-
-
-@numba.njit(parallel=True, cache=True, nogil=True)
-def _gemv_w4a8(qflat, nw, scales, zeros, zsym, xq, xsum, sx, table, gs, wpg, out, idot
-               ):  # pragma: no cover - compiled
-    """y[r] = sx · Σ_g s[r, g] · (Σ_k q · xq − z · Σ_k xq): integer group dots, float rescale."""
-    ng = scales.shape[1]
-    for r in prange(out.shape[0]):
-        acc = np.float32(0)
-        for g in range(ng):
-            z = np.int32(table[zeros[r, g]]) if zeros.shape[0] else zsym
-            d = idot(qflat, r * nw + g * wpg, xq, g * gs, gs) - z * xsum[g]
-            acc += table[scales[r, g]] * np.float32(d)
-        out[r] = acc * sx
-    return out
-
+# (the loop kernels of any format: :mod:`._numba_w4a8`)
 
 def gemv_w4a8(qw: QuantizedMatrix, x: np.ndarray) -> np.ndarray:
     """y (out,) float32: W4A8 GEMV (int8 per-token activations, integer group dots).
@@ -459,6 +405,6 @@ def gemv_w4a8(qw: QuantizedMatrix, x: np.ndarray) -> np.ndarray:
                       _chunks(qw.out_features))
     xsum = xq.reshape(-1, gs).sum(axis=1, dtype=np.int32)
     log_once(_log, ("w4a8", qw.bits), "quant: W%dA8 GEMV takes the integer loop path", qw.bits)
-    return _gemv_w4a8(qw.qweight.reshape(-1), qw.qweight.shape[1], scales, zeros,
-                      np.int32(2 ** (qw.bits - 1)), xq, xsum, np.float32(sx), _F16, gs,
-                      gs * qw.bits // 32, out, _IDOT[qw.bits])
+    return _w4a8.gemv_w4a8_loop(qw.qweight.reshape(-1), qw.qweight.shape[1], scales, zeros,
+                                np.int32(2 ** (qw.bits - 1)), xq, xsum, np.float32(sx), _F16,
+                                gs, gs * qw.bits // 32, out, _w4a8.IDOT[qw.bits])
