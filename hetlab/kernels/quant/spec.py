@@ -20,7 +20,7 @@ sizes that are multiples of 128 on every AVX2 CPU) the kernels of ``_numba_avx2`
 VNNI contract: 22-bit fixed point per 128-activation block (W8: 21-bit), exact integer
 ``vpmaddubsw``/``vpmaddwd`` sums, rounding only in the int→float conversion and the float32
 scale-and-add; blocks whose max exceeds 64× the mean |x| of their nonzero entries go to the
-float32 kernels. Measured 3e-7 … 2e-6 on random rows (``tests/test_quant_avx2.py``).
+float32 kernels (``tests/test_quant_avx2.py`` holds every width to :data:`TOLERANCE`).
 All fused kernels factor the zero point out (``Σ q·x − z·Σ x``): one activation many orders
 of magnitude above the rest cancels against its own zero-point term in float32, so an output
 whose weights for it are zero can lose precision the reference keeps (a known limit; 1e6
