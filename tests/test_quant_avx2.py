@@ -283,3 +283,17 @@ def test_fused_plan_refuses_bad_input():
         run(bad)
     with pytest.raises(InvalidInputError, match="float16/float32/float64"):
         run([xs[0], xs[1], np.arange(128)])
+
+
+def test_fused_plan_of_other_group_sizes_runs_per_unit():
+    """Group size 64 has no AVX2 block dot: every unit runs through gemv_q, same results."""
+    rng = np.random.default_rng(6)
+    ws = [rng.normal(0, 1, (20, 192)), rng.normal(0, 1, (9, 64))]
+    plan = quant.allocate_bits(ws, 4.5, candidates=(2, 4, 8), group_size=64,
+                               importance=[5.0, 0.1])
+    run = quant.FusedPlan(plan)
+    assert run.path == "float32" and run.in_features == [192, 64]
+    assert run.out_features == [20, 9]
+    xs = [rng.standard_normal(192), rng.standard_normal(64)]
+    for y, w in zip(run(xs), _plan_ref(plan, xs), strict=True):
+        assert y.dtype == np.float32 and ERR(y, w) <= TOLERANCE
