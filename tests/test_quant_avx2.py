@@ -297,3 +297,21 @@ def test_fused_plan_of_other_group_sizes_runs_per_unit():
     xs = [rng.standard_normal(192), rng.standard_normal(64)]
     for y, w in zip(run(xs), _plan_ref(plan, xs), strict=True):
         assert y.dtype == np.float32 and ERR(y, w) <= TOLERANCE
+
+
+@NO_AVX2
+def test_block_dots_compiled_for_an_avx2_only_cpu(tmp_path):
+    """Compiled for Haswell (AVX2, no AVX-512: what an AMD EPYC Zen 2/3 gets), every block dot
+    equals its integer formula (bit for bit where the sums fit float32) with no zmm code."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root), "NUMBA_CPU_NAME": "haswell",
+           "NUMBA_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, str(root / "tests" / "_quant_avx2_only_check.py")],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.startswith("ok")
