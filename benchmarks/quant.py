@@ -14,7 +14,7 @@ threads stay awake between calls, as in a decode loop), the libraries' blocks in
 that they share the same background load; this machine is shared, so compare the ratios
 printed in one run, not absolute times across runs (``--threads 1`` is the least disturbed;
 ``--passive`` makes every call wake sleeping workers, as the figures before 2026-11-30 did).
-The last line times the flat GEMM (``gemm_q``, 16 activation rows; ``--gemm-rows 16,64``
+The flat-GEMM lines time the flat GEMM (``gemm_q``, 16 activation rows; ``--gemm-rows 16,64``
 for more lines) the same way.
 
 The numba W4 GEMV runs on every path this CPU has (``w4_paths()``, the default first: VNNI
