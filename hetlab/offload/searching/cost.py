@@ -1,0 +1,73 @@
+"""What a search costs and how its plan runs among other work.
+
+:class:`Cost` prunes candidates by the static model (:mod:`hetlab.offload.searching.model`),
+cuts the repeats of candidates clearly slower than the best measured, and records when each
+candidate was measured (for ``plan.evaluations_to_best`` and ``plan.seconds_to_best``).
+:func:`among_work_figures` times the chosen plan the way a program calls it.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numba
+
+from ..analysis.report import Report
+from ..runtime.measure import among_work, blas_work
+from ..targets.base import Target, Variant
+from .model import StaticModel
+from .options import MeasureOptions
+
+__all__ = ["Cost", "search_cost", "among_work_figures"]
+
+
+def search_cost(target: Target, opts: MeasureOptions, report: Report, args: tuple,
+                started: float) -> Cost:
+    """numba: pruning by the static model (a CPU model); other targets: measured cuts only."""
+    if target.name != "numba":
+        return Cost(MeasureOptions(prune=None, cut=opts.cut), None, started)
+    return Cost(opts, StaticModel(report, args, numba.get_num_threads()), started)
+
+
+class Cost:
+    """What cuts a search's cost: pruning by the static model, fewer repeats for candidates
+    clearly worse than the best measured; and when the best was found."""
+
+    def __init__(self, opts: MeasureOptions, model: StaticModel | None, started: float) -> None:
+        self.prune, self.cut, self.started = opts.prune, opts.cut, started
+        self.predict = opts.predictor or (model.predict if model is not None else None)
+        self.pruned = 0
+        self.order: dict[tuple[int, ...], tuple[int, float]] = {}  # gene → (index, seconds)
+
+    def skip(self, loops: Sequence[str], base_s: float, best_s: float) -> bool:
+        """Whether a candidate is predicted more than ``prune`` × the best measured time."""
+        if self.prune is None or self.predict is None or not loops \
+                or not math.isfinite(best_s):
+            return False
+        if self.predict(loops, base_s) > self.prune * best_s:
+            self.pruned += 1
+            return True
+        return False
+
+    def cut_s(self, best_s: float) -> float:
+        return math.inf if self.cut is None else self.cut * best_s
+
+    def done(self, gene: tuple[int, ...]) -> None:
+        self.order[gene] = (len(self.order), time.perf_counter() - self.started)
+
+
+def among_work_figures(plan: Any, serial_v: Variant, args: tuple, repeats: int) -> None:
+    """Time the plan as a program calls it (after NumPy/BLAS work, fresh inputs), alternating
+    with the serial njit timed the same way; medians in the plan."""
+    fn, ser, work = plan.compile(), serial_v.compile(), blas_work()
+    mine: list[float] = []
+    theirs: list[float] = []
+    for _ in range(repeats):
+        mine += among_work(fn, args, repeats=1, work=work)
+        theirs += among_work(ser, args, repeats=1, work=work)
+    plan.among_work_s, plan.serial_among_work_s = (statistics.median(mine),
+                                                   statistics.median(theirs))
