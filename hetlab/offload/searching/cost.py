@@ -30,15 +30,18 @@ def search_cost(target: Target, opts: MeasureOptions, report: Report, args: tupl
     """numba: pruning by the static model (a CPU model); other targets: measured cuts only."""
     if target.name != "numba":
         return Cost(MeasureOptions(prune=None, cut=opts.cut), None, started)
-    return Cost(opts, StaticModel(report, args, numba.get_num_threads()), started)
+    return Cost(opts, StaticModel(report, args, numba.get_num_threads()), started,
+                nested_serial=True)
 
 
 class Cost:
     """What cuts a search's cost: pruning by the static model, fewer repeats for candidates
     clearly worse than the best measured; and when the best was found."""
 
-    def __init__(self, opts: MeasureOptions, model: StaticModel | None, started: float) -> None:
+    def __init__(self, opts: MeasureOptions, model: StaticModel | None, started: float,
+                 nested_serial: bool = False) -> None:
         self.prune, self.cut, self.started = opts.prune, opts.cut, started
+        self.nested_serial = nested_serial
         self.predict = opts.predictor or (model.predict if model is not None else None)
         self.pruned = 0
         self.order: dict[tuple[int, ...], tuple[int, float]] = {}  # gene → (index, seconds)
@@ -52,6 +55,25 @@ class Cost:
             self.pruned += 1
             return True
         return False
+
+    def canonical(self, report: Report, genes: Sequence[str],
+                  gene: tuple[int, ...]) -> tuple[int, ...]:
+        """``gene`` without the bits of loops nested in another offloaded loop, when the
+        target runs a nested prange serially (numba: "loop serialization"): both genes are
+        the same computation, so only this one is compiled, run and verified."""
+        if not self.nested_serial:
+            return gene
+        on = {g for g, b in zip(genes, gene, strict=True) if b}
+
+        def nested(k: str) -> bool:
+            p = report.loop(k).parent
+            while p is not None:
+                if report.loops[p].id in on:
+                    return True
+                p = report.loops[p].parent
+            return False
+
+        return tuple(int(b and not nested(g)) for g, b in zip(genes, gene, strict=True))
 
     def cut_s(self, best_s: float) -> float:
         return math.inf if self.cut is None else self.cut * best_s

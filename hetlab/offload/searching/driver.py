@@ -6,6 +6,7 @@ import math
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numba
@@ -276,6 +277,11 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
         return [g for g, b in zip(genes, gene, strict=True) if b]
 
     def run(gene: tuple[int, ...]) -> Measurement:
+        same = cost.canonical(report, genes, gene)
+        if gene not in measured and same != gene:  # same code as a gene without nested bits
+            m = run(same)
+            was = "+".join(loops_of(same)) or "the baseline"
+            measured[gene] = replace(m, source=f"{m.source}, as {was} (nested prange: serial)")
         if gene not in measured:
             if cost.skip(loops_of(gene), base_m.time_s, best_s()):
                 measured[gene] = Measurement(status="pruned")
@@ -322,10 +328,16 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
         if bar is not None:
             bar.close()
     final = ex or ga
-    best, serial_s, auto_s, confirmed = final.best, serial.time_s, auto[1], {}
+    best, serial_s, auto_s, confirmed = (cost.canonical(report, genes, final.best),
+                                         serial.time_s, auto[1], {})
     if confirm > 0:
-        top = sorted((g for g, f in final.cache.items() if f > 0 and g != zero),
-                     key=lambda g: final.cache[g], reverse=True)[:confirm]
+        # the fittest distinct codes, those within ``cut`` of the best (clearly slower ones
+        # are not timed again)
+        ranked = sorted(final.cache, key=lambda g: final.cache[g], reverse=True)
+        floor = final.fitness / (cost.cut or math.inf)
+        top = list(dict.fromkeys(cost.canonical(report, genes, g) for g in ranked
+                                 if final.cache[g] > 0 and final.cache[g] >= floor))
+        top = [g for g in top if g != zero][:confirm]
         contenders: dict[Any, tuple[Callable[..., Any], Any]] = {}
         if blocks:  # the baseline stays the original's serial njit
             contenders["serial"] = (serial_v.compile(), None)
