@@ -49,9 +49,11 @@ def _evals_to_optimum(plan, within: float = 0.0) -> str:
 def _search_cost(plan) -> dict:
     """Columns of the search's cost and of the plan among other work (issue 17, parts 5-6):
     ``among_ms``, the plan's median time when each call follows NumPy/BLAS work on fresh
-    inputs (``plan_ms`` is the quiet figure); candidates measured and pruned; measured
+    inputs (``plan_ms`` is the quiet figure), and with the BLAS held to one thread
+    (threadpoolctl; NaN without it); candidates measured and pruned; measured
     candidates and seconds until the chosen one; whether the machine was busy."""
-    return {"among_ms": plan.among_work_s * 1e3, "evals": plan.evaluations,
+    return {"among_ms": plan.among_work_s * 1e3, "among_blas1_ms": plan.among_work_blas1_s * 1e3,
+            "evals": plan.evaluations,
             "pruned": plan.pruned,
             "to_best": f"{plan.evaluations_to_best} / {plan.seconds_to_best:.3g} s"
             if plan.evaluations_to_best else "serial kept",

@@ -4,6 +4,7 @@ cut repeats, GA patience, and the new option fields."""
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import math
 import os
@@ -106,6 +107,11 @@ def test_search_records_load_warns_when_busy_and_times_among_work(caplog):
     assert math.isfinite(plan.among_work_s) and plan.among_work_s > 0
     assert math.isfinite(plan.serial_among_work_s) and plan.serial_among_work_s > 0
     assert "among NumPy/BLAS work" in plan.summary()
+    if importlib.util.find_spec("threadpoolctl") is not None:  # the remedy, measured
+        assert math.isfinite(plan.among_work_blas1_s) and plan.among_work_blas1_s > 0
+        assert "with BLAS on 1 thread" in plan.summary()
+    else:
+        assert math.isnan(plan.among_work_blas1_s)
     assert plan.search_s > 0
 
 

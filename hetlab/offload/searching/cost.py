@@ -84,7 +84,10 @@ class Cost:
 
 def among_work_figures(plan: Any, serial_v: Variant, args: tuple, repeats: int) -> None:
     """Time the plan as a program calls it (after NumPy/BLAS work, fresh inputs), alternating
-    with the serial njit timed the same way; medians in the plan."""
+    with the serial njit timed the same way; medians in the plan. With threadpoolctl
+    installed, also the plan among the same work with the BLAS limited to one thread
+    (``threadpool_limits(1, "blas")`` around work and calls: the remedy docs/offload.md
+    describes)."""
     fn, ser, work = plan.compile(), serial_v.compile(), blas_work()
     mine: list[float] = []
     theirs: list[float] = []
@@ -93,3 +96,12 @@ def among_work_figures(plan: Any, serial_v: Variant, args: tuple, repeats: int) 
         theirs += among_work(ser, args, repeats=1, work=work)
     plan.among_work_s, plan.serial_among_work_s = (statistics.median(mine),
                                                    statistics.median(theirs))
+    try:  # the remedy, when threadpoolctl is installed (the bench extra)
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return
+    limited: list[float] = []
+    with threadpool_limits(limits=1, user_api="blas"):
+        for _ in range(repeats):
+            limited += among_work(fn, args, repeats=1, work=work)
+    plan.among_work_blas1_s = statistics.median(limited)

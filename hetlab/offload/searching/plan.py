@@ -120,6 +120,9 @@ class Plan:
     #: NumPy/BLAS work, on fresh inputs (medians, s; NaN when not measured)
     among_work_s: float = math.nan
     serial_among_work_s: float = math.nan
+    #: the plan among the same work with the BLAS held to one thread (threadpoolctl; NaN
+    #: without it)
+    among_work_blas1_s: float = math.nan
     #: the machine's load during the search (:class:`~hetlab.offload.searching.load.LoadRecord`)
     load: LoadRecord | None = None
 
@@ -296,6 +299,8 @@ class Plan:
         if math.isfinite(self.among_work_s):
             cost += (f"; among NumPy/BLAS work {self.among_work_s * 1e3:.3g} ms vs serial "
                      f"{self.serial_among_work_s * 1e3:.3g} ms")
+            if math.isfinite(self.among_work_blas1_s):
+                cost += f", {self.among_work_blas1_s * 1e3:.3g} ms with BLAS on 1 thread"
         load = f"\nload: {self.load.describe()}" if self.load is not None else ""
         blk = f", replace function blocks {', '.join(self.blocks)}" if self.blocks else ""
         if self.modeled and self.loops:
