@@ -27,8 +27,9 @@ __all__ = ["Cost", "search_cost", "among_work_figures"]
 
 def search_cost(target: Target, opts: MeasureOptions, report: Report, args: tuple,
                 started: float) -> Cost:
-    """numba: pruning by the static model (a CPU model); other targets: measured cuts only."""
-    if target.name != "numba":
+    """Targets whose loops become ``prange`` (numba): pruning by the static model (a CPU
+    model) and nested genes folded; other targets: measured cuts only."""
+    if getattr(target, "loop_kind", "") != "prange":
         return Cost(MeasureOptions(prune=None, cut=opts.cut), None, started)
     return Cost(opts, StaticModel(report, args, numba.get_num_threads()), started,
                 nested_serial=True)

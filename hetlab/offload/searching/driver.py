@@ -229,7 +229,7 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         if threads is not None:
             best.thread_choice = threads
         notes.append(note)
-    if measure.among_work and best.target == "numba":
+    if measure.among_work and not best.modeled:
         among_work_figures(best, serial_v, args, measure.among_work)
     load = load_record(load_before, probe(), numba.get_num_threads(), measure.busy_fraction)
     if load.busy:

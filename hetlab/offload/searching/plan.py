@@ -176,7 +176,7 @@ class Plan:
         if variant.guard is None:  # built elsewhere (a worker, an older plan): check anyway
             variant.guard = alias_guard(self.report)
         impl = variant.compile(on_alias)
-        if self.thread_choice is not None and self.target == "numba" and any(self.best):
+        if self.thread_choice is not None and any(self.best):  # set for CPU plans only
             impl = with_threads(impl, self.thread_choice)
         return wrap_like(self.report.source.fn, impl)
 
