@@ -251,3 +251,26 @@ def test_new_options_have_no_deprecated_keyword():
     GAOptions(patience=None)
     with pytest.raises(TypeError, match="unexpected keyword argument 'prune'"):
         offload.search(_scale, (np.ones(4), np.zeros(4)), progress=False, prune=2.0)
+
+
+def _matvec(A, x, y):
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            y[i] += A[i, j] * x[j]
+
+
+def test_blocks_slower_than_serial_in_the_confirmation_keep_serial(monkeypatch):
+    report = offload.analyze(_matvec)
+    assert report.blocks  # a matvec block: tried first, kept when its trial beats serial
+    # serial 1.0, auto 1.0, the block trial 0.5 (kept); then nothing left for the loop GA
+    monkeypatch.setattr(driver, "_measure", _fake_measure([1.0, 1.0, 0.5]))
+    monkeypatch.setattr(driver, "confirm_times", lambda c, a, r: {
+        k: {"serial": 1.0, "auto": 1.2}.get(k, 1.5) for k in c})
+    plan = offload.search(_matvec, (np.ones((4, 3)), np.ones(3), np.zeros(4)), progress=False,
+                          measure=MeasureOptions(repeats=1, confirm=2, among_work=0))
+    assert plan.block_trials and plan.blocks == () and plan.loops == []
+    assert plan.speedup == pytest.approx(1.0) and plan.time_s == pytest.approx(1.0)
+    assert "replaced: none kept" in plan.summary()
+    y = np.zeros(4)
+    plan.compile()(np.ones((4, 3)), np.ones(3), y)
+    np.testing.assert_allclose(y, 3.0)

@@ -346,6 +346,17 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
         confirmed = confirm_times(contenders, args, repeats)
         best = min([zero, *top], key=lambda g: confirmed.get(g, math.inf))
         serial_s, auto_s = confirmed.get("serial", confirmed[zero]), confirmed["auto"]
+        if blocks and serial_s <= confirmed.get(best, math.inf):
+            # the function blocks (and loops on top) measured no faster than the serial
+            # njit of the original when timed back to back: keep the serial njit
+            full = target.genes(report)
+            none = (0,) * len(full)
+            plan = Plan(report, target.name, full, none, {none: serial}, serial_s, auto_s,
+                        ga, ex, variants={none: serial_v},
+                        confirmed={none: serial_s, "auto": auto_s},
+                        block_trials=dict(block_trials or {}), pruned=cost.pruned,
+                        evaluations=len(cost.order))
+            return plan
     plan = Plan(report, target.name, genes, best, measured, serial_s, auto_s, ga, ex,
                 variants=variants, confirmed=confirmed, blocks=blocks,
                 block_trials=dict(block_trials or {}), pruned=cost.pruned,
