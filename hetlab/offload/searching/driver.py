@@ -299,19 +299,14 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
     many = None
     if client is not None:
         def many(batch: list[tuple[int, ...]]) -> list[float]:
-            todo = []
+            # a cluster measures a generation's candidates side by side: no pruning or
+            # folding there (they save in-process time), every candidate measured
+            results = remote.measure_variants(client, [variant(g) for g in batch], args,
+                                              expected, repeats=repeats, warmup=warmup,
+                                              timeout_s=timeout_s)
+            measured.update(zip(batch, results, strict=True))
             for g in batch:
-                if cost.skip(loops_of(g), base_m.time_s, best_s()):
-                    measured[g] = Measurement(status="pruned")
-                else:
-                    todo.append(g)
-            if todo:
-                results = remote.measure_variants(client, [variant(g) for g in todo], args,
-                                                  expected, repeats=repeats, warmup=warmup,
-                                                  timeout_s=timeout_s)
-                measured.update(zip(todo, results, strict=True))
-                for g in todo:
-                    cost.done(g)
+                cost.done(g)
             return [fitness(g) for g in batch]
 
     do_all = n <= 4 if exhaustive is None else exhaustive
@@ -328,14 +323,17 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
         if bar is not None:
             bar.close()
     final = ex or ga
-    best, serial_s, auto_s, confirmed = (cost.canonical(report, genes, final.best),
-                                         serial.time_s, auto[1], {})
+    def fold(g: tuple[int, ...]) -> tuple[int, ...]:  # the measured, verified same code
+        same = cost.canonical(report, genes, g)
+        return same if same in measured and measured[same].verified else g
+
+    best, serial_s, auto_s, confirmed = fold(final.best), serial.time_s, auto[1], {}
     if confirm > 0:
         # the fittest distinct codes, those within ``cut`` of the best (clearly slower ones
         # are not timed again)
         ranked = sorted(final.cache, key=lambda g: final.cache[g], reverse=True)
         floor = final.fitness / (cost.cut or math.inf)
-        top = list(dict.fromkeys(cost.canonical(report, genes, g) for g in ranked
+        top = list(dict.fromkeys(fold(g) for g in ranked
                                  if final.cache[g] > 0 and final.cache[g] >= floor))
         top = [g for g in top if g != zero][:confirm]
         contenders: dict[Any, tuple[Callable[..., Any], Any]] = {}
