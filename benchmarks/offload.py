@@ -52,6 +52,20 @@ def _evals_to_optimum(plan, within: float = 0.0) -> str:
     return str(hits[0]) if hits else "not reached"
 
 
+def _search_cost(plan) -> dict:
+    """Columns of the search's cost and of the plan among other work (issue 17, parts 5-6):
+    ``among_ms``, the plan's median time when each call follows NumPy/BLAS work on fresh
+    inputs (``plan_ms`` is the quiet figure), and with the BLAS held to one thread
+    (threadpoolctl; NaN without it); candidates measured and pruned; measured
+    candidates and seconds until the chosen one; whether the machine was busy."""
+    return {"among_ms": plan.among_work_s * 1e3, "among_blas1_ms": plan.among_work_blas1_s * 1e3,
+            "evals": plan.evaluations,
+            "pruned": plan.pruned,
+            "to_best": f"{plan.evaluations_to_best} / {plan.seconds_to_best:.3g} s"
+            if plan.evaluations_to_best else "serial kept",
+            "busy": plan.load.busy if plan.load is not None else "-"}
+
+
 def run(names: list[str], quick: bool, budget: int, exhaustive_max: int) -> list[dict]:
     from hetlab import offload
     from hetlab.offload import GAOptions, MeasureOptions
@@ -86,7 +100,7 @@ def run(names: list[str], quick: bool, budget: int, exhaustive_max: int) -> list
             evals_to_5pct=_evals_to_optimum(plan, within=0.05), threads=plan.thread_choice or "-",
             verified=plan.verified, wrong=sum(m.status == "wrong"
                                                for m in plan.measurements.values()),
-            search_s=time.perf_counter() - t0)
+            search_s=time.perf_counter() - t0, **_search_cost(plan))
         rows.append(row)
         print(f"  {name}: {row['plan']} {row['vs_serial']:.2f}× serial njit", file=sys.stderr)
     return rows
