@@ -210,6 +210,12 @@ class _Emitter:
             return "scal"
         if s.terms is None:
             return self.vector(s, op) or self.loop(s)
+        if s.summed and any(set(s.summed) - {v for r in t.refs for v in r.idx}
+                            for t in s.terms):  # a term repeated over a summed loop
+            got_v = self.vector(s, op)
+            if got_v is None:
+                raise _NoMatch("a term repeated over a summed loop")
+            return got_v
         mark = len(self.lines)
         try:
             got = [self.term(t, s.out.idx) for t in s.terms]
@@ -348,7 +354,8 @@ def emit(nest: TensorNest) -> tuple[str, str] | None:
     for n, (k, s) in enumerate(kinds):
         later = [kk for kk, ss in kinds[n + 1:] if ss.out.name == s.out.name]
         if (k == "sum" and s.out.idx and any(
-                kk == "scal" and ss.op == "/=" for kk, ss in kinds[n + 1:]
+                kk == "scal" and (ss.op == "/=" or any(t.div for t in ss.terms or ()))
+                for kk, ss in kinds[n + 1:]
                 if ss.out.name == s.out.name)) or (k == "sum" and s.out.name in em.temps and any(
                     t.div for _, ss in kinds[n + 1:] for t in ss.terms or ()
                     if any(r.name == s.out.name for r in t.refs))):

@@ -348,7 +348,7 @@ def _expand_scalars(nest: TensorNest) -> bool:
     for name, first in firsts.items():
         if name in temps:
             where = first.loops
-            flat = all(s.loops == where for s in nest.stmts if s.out.name == name)
+            writers = [s.loops[:len(where) + 1] for s in nest.stmts if s.out.name == name]
             for n, s in enumerate(nest.stmts):
                 uses = s.out.name == name or any(r.name == name for r in s.reads)
                 if uses and s.loops[:len(where)] != where:
@@ -356,7 +356,7 @@ def _expand_scalars(nest: TensorNest) -> bool:
                 if uses and n < nest.stmts.index(first) and s is not first:
                     return False  # read before it is set: the previous iteration's value
                 if any(r.name == name for r in s.reads) and s.out.name != name \
-                        and s.loops != where and not flat:
+                        and s.loops != where and s.loops[:len(where) + 1] in writers:
                     return False  # read where it is being accumulated: not one value
         else:  # accumulated into: only `+=` sums, never read by another statement
             for s in nest.stmts:
@@ -374,6 +374,11 @@ def _expand_scalars(nest: TensorNest) -> bool:
         s.out = fix(s.out, s.vars)
         s.reads = tuple(fix(r, s.vars) for r in s.reads)
         if s.terms is None:
+            continue
+        divs = {n.id for t in s.terms for d in t.div for n in ast.walk(ast.parse(d))
+                if isinstance(n, ast.Name)}
+        if divs & (set(temps) | nest.written):
+            s.terms = None  # divided by a temporary: kept as written (an elementwise map)
             continue
         terms = []
         for t in s.terms:
@@ -413,11 +418,6 @@ def legal(nest: TensorNest, may_alias: object = None) -> str | None:
             same = all(r == s.out for r in s.reads if r.name == s.out.name)
             if s.summed or not same:
                 return f"{s.out.name}: read at another element by its own update"
-        if s.terms is not None and s.summed:
-            for t in s.terms:
-                free = set(s.summed) - {v for r in t.refs for v in r.idx}
-                if free:
-                    return f"{s.out.name}: a term repeated over {sorted(free)}"
     arrays = {r.name for s in nest.stmts for r in (s.out, *s.reads) if r.idx} - temps
     outs = ({s.out.name for s in nest.stmts if s.out.idx} - temps) | set(nest.private)
     if callable(may_alias):
