@@ -101,3 +101,15 @@ def test_shared_temporary_that_is_a_view_of_the_output_is_refused():
     A = _m(2, 3, p)
     with pytest.raises(hl.InvalidInputError):
         v.compile()(A, _m(p, p), A[0, 0])  # acc is a view of A
+
+
+@pytest.mark.parametrize("name", ["doitgen", "scaled_product", "zscore_np", "row_normalize"])
+def test_cuda_block_array_code_check_with_numpy_standing_in_for_cupy(name):
+    """The CuPy side of the new entries: the generated code run with ``_xp = numpy`` (an
+    array-code check of the statements and transfers, not a GPU run)."""
+    fn = getattr(K, name)
+    v = offload.transform(fn, [], target="cupy", blocks=["B1"], array_module=np)
+    assert "range(" not in v.source
+    args = POSITIVE[name][1]()
+    ok, err = verify(_run(v.compile(), args), _run(fn, args))
+    assert ok, err
