@@ -30,6 +30,7 @@ import ast
 import re
 
 from .contraction import Ref, Stmt, TensorNest, Term
+from .vectorize import array_expr
 
 __all__ = ["emit", "LIBRARY"]
 
@@ -46,7 +47,7 @@ class _NoMatch(Exception):
 class _Emitter:
     def __init__(self, nest: TensorNest) -> None:
         self.nest = nest
-        self.temps = set(nest.temps.values())
+        self.temps = set(nest.temps.values()) | {t for t, _ in nest.private.values()}
         self.lines: list[str] = []
         self.k = 0
 
@@ -99,6 +100,7 @@ class _Emitter:
     # -- terms ---------------------------------------------------------------------------
     def term(self, t: Term, out: tuple[str, ...]) -> tuple[str, str]:
         """(entry, array expression in ``out``'s index order) of one term."""
+        t = self.merge(t)
         if len(t.refs) == 1:
             kind, text = self.unary(t.refs[0], out)
         elif len(t.refs) == 2:
@@ -113,6 +115,28 @@ class _Emitter:
         for d in t.div:
             text += f" / {d}" if re.match(r"^[\w.]+$", d) else f" / ({d})"
         return kind, text
+
+    def merge(self, t: Term) -> Term:
+        """Three or more factors: a factor whose subscripts are all in another's is multiplied
+        into it first (``A[i,k] B[k,j] d[k]`` → ``(A * d) @ B``), into a fresh temporary."""
+        refs = list(t.refs)
+        while len(refs) > 2:
+            pair = next(((a, b) for a in refs for b in refs
+                         if a is not b and set(b.idx) <= set(a.idx)), None)
+            if pair is None:
+                raise _NoMatch("three factors")
+            a, b = pair
+            node = ast.parse(f"{a.name}[{', '.join(a.idx)}] * {b.name}[{', '.join(b.idx)}]",
+                             mode="eval").body
+            text = array_expr(node, list(a.idx), lambda r: self.sliced(r)[0], a.idx + b.idx)
+            if text is None:
+                raise _NoMatch("three factors")
+            tmp = self.fresh()
+            self.lines.append(f"{tmp} = {text}")
+            self.temps.add(tmp)
+            refs[refs.index(a)] = Ref(tmp, a.idx)
+            refs.remove(b)
+        return Term(t.coef, tuple(refs), t.div)
 
     def unary(self, x: Ref, out: tuple[str, ...]) -> tuple[str, str]:
         if not set(out) <= set(x.idx):
@@ -185,15 +209,19 @@ class _Emitter:
             self.lines.append(f"{tgt} {s.op} {s.scale}")
             return "scal"
         if s.terms is None:
-            return self.loop(s)
+            return self.vector(s, op) or self.loop(s)
+        if s.summed and any(set(s.summed) - {v for r in t.refs for v in r.idx}
+                            for t in s.terms):  # a term repeated over a summed loop
+            got_v = self.vector(s, op)
+            if got_v is None:
+                raise _NoMatch("a term repeated over a summed loop")
+            return got_v
         mark = len(self.lines)
         try:
             got = [self.term(t, s.out.idx) for t in s.terms]
         except _NoMatch:
-            if s.summed:
-                raise
             del self.lines[mark:]
-            return self.loop(s)
+            return self.vector(s, op) or self.loop(s)
         kinds = [g[0] for g in got]
         if "fill" in kinds and (len(kinds) > 1 or s.out.name in self.temps or op != "="):
             if s.summed:
@@ -218,6 +246,28 @@ class _Emitter:
         if len(set(kinds)) == 1:
             return kinds[0] if not (kinds[0] == "outer" and op == "+=") else "rank-1"
         return "+".join(kinds)
+
+    def vector(self, s: Stmt, op: str) -> str | None:
+        """``s`` as one array expression (:mod:`.vectorize`), summed with ``np.sum`` over its
+        summed loops: "sum" or "map"; None when it is not elementwise-exact."""
+        if s.value is None or not s.vars or (s.out.name in self.temps and op != "="
+                                              and not self.defined(s)):
+            return None
+        axes = list(s.out.idx) + list(s.summed)
+        node = _Temps(self.nest.temps, s).visit(ast.parse(ast.unparse(s.value)).body[0].value)
+        text = array_expr(node, axes, lambda r: self.sliced(r)[0], tuple(self.nest.bounds))
+        if text is None:
+            return None
+        if not s.out.idx:
+            text = f"np.sum({text})"
+        else:
+            for d in reversed(range(len(s.out.idx), len(axes))):
+                text = f"np.sum({text}, axis={d})"
+        if s.out.name in self.temps and op == "=" and not s.summed and "(" not in text \
+                and not any(c in text for c in "+-*/"):
+            text = f"np.copy({text})"  # a fresh temporary, not a view
+        self.lines.append(f"{self.target(s.out)} {op} {text}")
+        return "sum" if s.summed else "map"
 
     def loop(self, s: Stmt) -> str:
         """An elementwise statement kept as a loop (temporaries read as their elements)."""
@@ -279,8 +329,7 @@ def emit(nest: TensorNest) -> tuple[str, str] | None:
                         if stmts[m].out.name == s.out.name
                         or any(r.name == s.out.name for r in stmts[m].reads)), None)
             if _zero_init(s) and nxt is not None and stmts[nxt].op == "+=" \
-                    and stmts[nxt].out == s.out and stmts[nxt].terms is not None \
-                    and stmts[nxt].scale is None:
+                    and stmts[nxt].out == s.out and stmts[nxt].scale is None:
                 skip.add(nxt)
                 s, op = stmts[nxt], "="
             elif s.out.name in em.temps and s.op != "=" and not em.defined(s):
@@ -288,6 +337,12 @@ def emit(nest: TensorNest) -> tuple[str, str] | None:
             kinds.append((em.stmt(s, op), s))
     except _NoMatch:
         return None
+    for name, (temp, shared) in sorted(nest.private.items()):
+        # the values the last iteration of the shared loops left in the array
+        acc = next(r for s in stmts for r in (s.out, *s.reads) if r.name == temp)
+        last = ", ".join(["-1"] * len(shared) + [":"] * (len(acc.idx) - len(shared)))
+        em.lines += [f"if {temp}.size > 0:",
+                     f"    {em.target(Ref(name, acc.idx[len(shared):]))} = {temp}[{last}]"]
     _inline(em)
     names = [k for k, _ in kinds]
     if not any(k in LIBRARY or "+" in k for k in names):
@@ -299,7 +354,8 @@ def emit(nest: TensorNest) -> tuple[str, str] | None:
     for n, (k, s) in enumerate(kinds):
         later = [kk for kk, ss in kinds[n + 1:] if ss.out.name == s.out.name]
         if (k == "sum" and s.out.idx and any(
-                kk == "scal" and ss.op == "/=" for kk, ss in kinds[n + 1:]
+                kk == "scal" and (ss.op == "/=" or any(t.div for t in ss.terms or ()))
+                for kk, ss in kinds[n + 1:]
                 if ss.out.name == s.out.name)) or (k == "sum" and s.out.name in em.temps and any(
                     t.div for _, ss in kinds[n + 1:] for t in ss.terms or ()
                     if any(r.name == s.out.name for r in t.refs))):
@@ -308,7 +364,7 @@ def emit(nest: TensorNest) -> tuple[str, str] | None:
                            and (later or any(ss.out.name == s.out.name
                                              for _, ss in kinds[:n]))):
             continue
-        if k in shown and k == "epilogue":
+        if k in shown and k in ("epilogue", "map"):
             continue
         if k in ("copy", "axpy", "scal", "axpy+axpy", "axpy+scal") and s.terms and all(
                 r.name in em.temps or r == s.out for t in s.terms for r in t.refs) \

@@ -66,8 +66,8 @@ class Term:
 class Stmt:
     """One statement of the nest: ``out op Σ terms`` inside the loops ``loops`` (outer first).
 
-    ``terms`` is None for a statement kept as written (``raw``, its AST in ``node``);
-    ``scale`` is the scalar text of ``*=``/``/=``.
+    ``terms`` is None for a statement kept as written (``raw``, its AST in ``node``, the
+    right-hand side of ``op`` in ``value``); ``scale`` is the scalar text of ``*=``/``/=``.
     """
 
     loops: tuple[int, ...]
@@ -78,6 +78,7 @@ class Stmt:
     node: ast.stmt
     scale: str | None = None
     reads: tuple[Ref, ...] = ()
+    value: ast.expr | None = None
 
     @property
     def summed(self) -> tuple[str, ...]:
@@ -93,6 +94,7 @@ class TensorNest:
     stmts: list[Stmt]
     fors: list[ast.For]
     temps: dict[str, str] = field(default_factory=dict)
+    private: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
     written: set[str] = field(default_factory=set)
 
     @property
@@ -231,7 +233,7 @@ class _Reader:
             if not self.scalar(value, vs):
                 raise _Fail("scaling by a non-scalar")
             return Stmt(loops, vs, out, op, [], s, ast.unparse(value), reads)
-        return Stmt(loops, vs, out, op, self.terms(value, vs), s, None, reads)
+        return Stmt(loops, vs, out, op, self.terms(value, vs), s, None, reads, value)
 
     def reads(self, node: ast.AST, vs: tuple[str, ...]) -> tuple[Ref, ...]:
         """Every array element and scalar name read; a subscript that is not plain loop
@@ -292,7 +294,46 @@ def normalize(root: ast.For) -> TensorNest | None:
     nest = TensorNest(r.bounds, r.stmts, r.fors, written=written)
     if not _expand_scalars(nest):
         return None
+    _privatize(nest)
     return nest
+
+
+def _privatize(nest: TensorNest) -> None:
+    """Arrays used as a shared temporary → a private copy per iteration (``nest.private``).
+
+    An array ``T`` all of whose accesses in the nest are ``T[I]`` (one subscript tuple), first
+    written by ``=`` (not reading ``T``) in every iteration of the loops around all its uses,
+    whose variables ``P`` are not in ``I``: each such iteration writes every element it later
+    reads, so ``T[I]`` becomes ``_hb<k>[P + I]`` and the nest may run per statement; the
+    element values ``T`` holds afterwards are the last iteration's (:mod:`.catalogue` copies
+    them back).
+    """
+    temps = set(nest.temps.values())
+    for name in sorted({s.out.name for s in nest.stmts if s.out.idx} - temps):
+        users = [s for s in nest.stmts if s.out.name == name
+                 or any(r.name == name for r in s.reads)]
+        accs = {r for s in users for r in (s.out, *s.reads) if r.name == name}
+        if len(accs) != 1 or any(s.terms is None for s in users):
+            continue
+        (acc,) = accs
+        first = users[0]
+        if first.out != acc or first.op != "=" or acc in first.reads:
+            continue
+        depth = 0
+        while all(len(s.loops) > depth and s.loops[depth] == first.loops[depth]
+                  for s in users):
+            depth += 1
+        shared = tuple(v for v in first.vars[:depth] if v not in acc.idx)
+        if not shared:
+            continue
+        temp = f"{TEMP_PREFIX}{len(nest.temps) + len(nest.private)}"
+        new = Ref(temp, shared + acc.idx)
+        for s in users:
+            s.out = new if s.out == acc else s.out
+            s.reads = tuple(new if r == acc else r for r in s.reads)
+            s.terms = [Term(t.coef, tuple(new if r == acc else r for r in t.refs), t.div)
+                       for t in s.terms or ()] if s.terms is not None else None
+        nest.private[name] = (temp, shared)
 
 
 def _expand_scalars(nest: TensorNest) -> bool:
@@ -307,13 +348,16 @@ def _expand_scalars(nest: TensorNest) -> bool:
     for name, first in firsts.items():
         if name in temps:
             where = first.loops
-            for s in nest.stmts:
+            writers = [s.loops[:len(where) + 1] for s in nest.stmts if s.out.name == name]
+            for n, s in enumerate(nest.stmts):
                 uses = s.out.name == name or any(r.name == name for r in s.reads)
                 if uses and s.loops[:len(where)] != where:
                     return False  # used outside the loops of its first assignment
+                if uses and n < nest.stmts.index(first) and s is not first:
+                    return False  # read before it is set: the previous iteration's value
                 if any(r.name == name for r in s.reads) and s.out.name != name \
-                        and s.loops != where:
-                    return False  # read deeper than it was set: not one element per iteration
+                        and s.loops != where and s.loops[:len(where) + 1] in writers:
+                    return False  # read where it is being accumulated: not one value
         else:  # accumulated into: only `+=` sums, never read by another statement
             for s in nest.stmts:
                 if s.out.name == name and s.op != "+=":
@@ -330,6 +374,11 @@ def _expand_scalars(nest: TensorNest) -> bool:
         s.out = fix(s.out, s.vars)
         s.reads = tuple(fix(r, s.vars) for r in s.reads)
         if s.terms is None:
+            continue
+        divs = {n.id for t in s.terms for d in t.div for n in ast.walk(ast.parse(d))
+                if isinstance(n, ast.Name)}
+        if divs & (set(temps) | nest.written):
+            s.terms = None  # divided by a temporary: kept as written (an elementwise map)
             continue
         terms = []
         for t in s.terms:
@@ -360,7 +409,7 @@ def legal(nest: TensorNest, may_alias: object = None) -> str | None:
     may_alias : callable (str, str) -> bool, optional
         Whether two names may share storage (:meth:`.aliases.AliasInfo.may_alias`).
     """
-    temps = set(nest.temps.values())
+    temps = set(nest.temps.values()) | {t for t, _ in nest.private.values()}
     for s in nest.stmts:
         names = {r.name for r in s.reads}
         if s.summed and s.op not in ("+=",):
@@ -369,13 +418,8 @@ def legal(nest: TensorNest, may_alias: object = None) -> str | None:
             same = all(r == s.out for r in s.reads if r.name == s.out.name)
             if s.summed or not same:
                 return f"{s.out.name}: read at another element by its own update"
-        if s.terms is not None and s.summed:
-            for t in s.terms:
-                free = set(s.summed) - {v for r in t.refs for v in r.idx}
-                if free:
-                    return f"{s.out.name}: a term repeated over {sorted(free)}"
     arrays = {r.name for s in nest.stmts for r in (s.out, *s.reads) if r.idx} - temps
-    outs = {s.out.name for s in nest.stmts if s.out.idx} - temps
+    outs = ({s.out.name for s in nest.stmts if s.out.idx} - temps) | set(nest.private)
     if callable(may_alias):
         for w in outs:
             for x in arrays:
