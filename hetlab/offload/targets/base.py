@@ -261,7 +261,7 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
         _replace(tree.body, ids[key], ast.parse(text).body)
     skip = frozenset(lp.id for lp in report.loops if lp.verdict == "unsupported")
     notes = apply_transforms(tree, report.transforms, report.aliases, chunked=chunked,
-                             fixed=transforms, skip=skip)
+                             fixed=transforms, skip=skip, parallel=chosen)
     par = bool(chosen) if parallel is None else parallel
     tree.decorator_list = [ast.Call(ast.Name("njit", ast.Load()), [],
                                     [ast.keyword("parallel", ast.Constant(par))])]

@@ -1,10 +1,12 @@
 """The many-core CPU target: ``@njit(parallel=True)`` with ``prange`` on the chosen loops.
 
 Loop transformations (:mod:`hetlab.offload.analysis.transforms`): a variant with at least one
-parallel loop also gets the fixed passes — interchange for unit stride and scalar replacement,
-static decisions that help every schedule, so they are not genes that would double the
-search — and a chosen loop that is parallel only with privatized arrays gets its
-privatization (part of that loop's gene). The serial baseline stays the function as written.
+parallel loop also gets the fixed passes — interchange for unit stride (unless it would move a
+chosen loop inward) and scalar replacement: static decisions that help every schedule, so
+they are not genes that would double the search — and a chosen loop that is parallel only
+with privatized arrays gets its privatization (part of that loop's gene: the copies cost
+memory and a sum, which only pays when the loop runs in parallel). The serial baseline stays
+the function as written.
 
 Reductions need no rewrite (numba recognizes ``s += …`` and ``s = max(s, …)`` in a prange
 loop). Chosen function blocks (:mod:`hetlab.offload.analysis.blocks`) replace their whole

@@ -267,18 +267,25 @@ def _scalar_replace(func: ast.FunctionDef, node: ast.For, aliases: AliasInfo,
 
 def apply_transforms(func: ast.FunctionDef, xf: Transforms, aliases: AliasInfo, *,
                      chunked: tuple[str, ...] = (), fixed: bool = True,
-                     skip: frozenset[str] = frozenset()) -> list[str]:
+                     skip: frozenset[str] = frozenset(),
+                     parallel: tuple[str, ...] = ()) -> list[str]:
     """Apply ``xf`` to ``func`` (tagged by :func:`tag_loops`, modified in place).
 
     ``chunked``: ids of loops that run in parallel with their privatizations; ``fixed``:
     also the fixed passes (interchange, scalar replacement); ``skip``: ids of loops whose
-    bodies must not be touched (unsupported ones). Returns one line per change.
+    bodies must not be touched (unsupported ones); ``parallel``: the loops chosen for
+    ``prange`` — an interchange that would move one of them deeper (one parallel region per
+    iteration of the loop put outside it) is left out. Returns one line per change.
     """
     notes: list[str] = []
     nodes = _live(func)
     if fixed:
         for x in xf.interchanges:
             if set(x.loops) & (set(chunked) | skip):
+                continue
+            if any(x.loops[o] in parallel and p > o for p, o in enumerate(x.order)):
+                notes.append(f"{'/'.join(x.loops)}: interchange left out (it would move a "
+                             "parallel loop inward)")
                 continue
             if _interchange(func, x, nodes):
                 notes.append(str(x))
