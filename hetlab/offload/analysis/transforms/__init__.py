@@ -23,7 +23,8 @@ import copy
 from typing import TYPE_CHECKING
 
 from ...front.loops import LoopTree
-from .plan import Interchange, Privatization, Transforms, plan_transforms
+from .plan import Interchange, Transforms, plan_transforms
+from .privatize import Privatization
 from .rewrite import apply_transforms, loop_id, tag_loops
 
 if TYPE_CHECKING:

@@ -22,7 +22,8 @@ import copy
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from .plan import Interchange, Privatization, Transforms
+from .plan import Interchange, Transforms
+from .privatize import Privatization
 
 if TYPE_CHECKING:
     from ..aliases import AliasInfo
