@@ -361,3 +361,32 @@ def test_interchange_left_out_when_it_would_move_a_chosen_loop_inward():
     assert "interchange left out" in src
     body = src[src.index("def gemm_ijk"):]
     assert body.index("for j in prange") < body.index("for k in")
+
+
+def cube_scale(B, A):
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            for k in range(A.shape[2]):
+                B[i, j, k] = 2.0 * A[i, j, k] + 1.0
+
+
+def tri_cube(B, A):
+    for i in range(A.shape[0]):
+        for j in range(i + 1):
+            for k in range(A.shape[2]):
+                B[i, j, k] = 2.0 * A[i, j, k]
+
+
+def test_short_parallel_nest_collapsed():
+    rep = offload.analyze(cube_scale)
+    assert any("L1/L2: collapsed i, j" in t for t in rep.transforms.lines())
+    src = _equal(cube_scale, (np.zeros((3, 5, 4)), RNG.random((3, 5, 4))), ["L1"])
+    assert "for _hl_L1L2 in prange(_hl_nL1 * _hl_nL2)" in src
+    assert "i = 0 + _hl_L1L2 // _hl_nL2 * 1" in src
+
+
+def test_no_collapse_over_a_triangular_or_serial_inner_loop():
+    src = _equal(tri_cube, (np.zeros((4, 4, 3)), RNG.random((4, 4, 3))), ["L1"])
+    assert "collapsed" not in src
+    src = _equal(gemm_ijk, _mats(), ["L1"])  # j and k are no (pure) parallel pair under i
+    assert "collapsed" not in src

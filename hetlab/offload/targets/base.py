@@ -261,7 +261,9 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
         _replace(tree.body, ids[key], ast.parse(text).body)
     skip = frozenset(lp.id for lp in report.loops if lp.verdict == "unsupported")
     notes = apply_transforms(tree, report.transforms, report.aliases, chunked=chunked,
-                             fixed=transforms, skip=skip, parallel=chosen)
+                             fixed=transforms, skip=skip, parallel=chosen,
+                             collapsible=frozenset(lp.id for lp in report.loops
+                                                   if lp.verdict == "parallel"))
     par = bool(chosen) if parallel is None else parallel
     tree.decorator_list = [ast.Call(ast.Name("njit", ast.Load()), [],
                                     [ast.keyword("parallel", ast.Constant(par))])]

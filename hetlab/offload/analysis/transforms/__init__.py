@@ -10,7 +10,12 @@ of the generated source (:mod:`.rewrite`).
   loop kept sequential only by ``y[j] += …`` updates, or by a temporary array each iteration
   writes before it reads, runs over chunks, one private copy per chunk;
 * **scalar replacement** (fixed pass): array reads that do not change in an innermost loop
-  are read once before it, reads repeated in one iteration once per iteration.
+  are read once before it, reads repeated in one iteration once per iteration;
+* **collapse** (fixed pass on a chosen loop): ``for i in prange: for j: <loop>`` with both
+  loops carrying nothing becomes one ``prange`` over the ``(i, j)`` pairs, so a short ``i``
+  still feeds every thread (the div/mod per pair stays outside the innermost loop).
+
+Not done: tiling of reuse loops.
 
 Every transformation is a line of ``report.transforms`` and ``str(report)`` and a comment in
 the generated source.
@@ -45,4 +50,24 @@ def find_transforms(func: ast.FunctionDef, tree: LoopTree, reps: list[LoopReport
     skip = frozenset(r.id for r in reps if r.verdict == "unsupported")
     notes = apply_transforms(probe, xf, aliases, skip=skip)
     xf.rewrite_notes = [n for n in notes if "scalar replacement" in n]
+    par = {r.id for r in reps if r.verdict == "parallel"}
+    outer = tuple(r.id for r in reps if r.id in par and not _enclosed(r, reps, par))
+    probe = copy.deepcopy(func)
+    nodes = tag_loops(probe, [r.id for r in reps])
+    for key in outer:
+        if isinstance(nodes[key].iter, ast.Call):
+            nodes[key].iter.func = ast.Name("prange", ast.Load())
+    for line in apply_transforms(probe, Transforms(), aliases, skip=skip, parallel=outer,
+                                 collapsible=frozenset(par)):
+        if "collapsed" in line:
+            xf.rewrite_notes.append(f"{line} (when {line.split('/')[0]} runs in parallel)")
     return xf
+
+
+def _enclosed(rep: LoopReport, reps: list[LoopReport], ids: set[str]) -> bool:
+    parent = rep.parent
+    while parent is not None:
+        if reps[parent].id in ids:
+            return True
+        parent = reps[parent].parent
+    return False

@@ -164,6 +164,50 @@ def _chunked(node: ast.For, privs: list[Privatization]) -> list[ast.stmt]:
     return [*ast.parse("\n".join(pre)).body, loop, *ast.parse("\n".join(after)).body]
 
 
+# -- collapse ---------------------------------------------------------------------------------
+def _range_parts(it: ast.expr) -> tuple[str, str, str] | None:
+    """``(lower, args text, step)`` of ``range(...)``/``prange(...)`` with a constant step."""
+    if not isinstance(it, ast.Call) or not 1 <= len(it.args) <= 3 or it.keywords:
+        return None
+    a = [ast.unparse(x) for x in it.args]
+    if len(a) == 3 and not (isinstance(it.args[2], ast.Constant)
+                            and isinstance(it.args[2].value, int) and it.args[2].value):
+        return None
+    return ("0" if len(a) == 1 else a[0]), ", ".join(a), (a[2] if len(a) == 3 else "1")
+
+
+def _collapse(func: ast.FunctionDef, outer: ast.For, parallel_ok: set[str]) -> str | None:
+    """``for i in prange: for j in range: <loops>`` → one ``prange`` over the ``(i, j)`` pairs
+    when both loops carry nothing, ``j``'s bounds do not read ``i`` and the body holds a loop
+    (the div/mod per pair is then paid outside the innermost loop)."""
+    if len(outer.body) != 1 or not isinstance(outer.body[0], ast.For):
+        return None
+    inner = outer.body[0]
+    ko, ki = loop_id(outer), loop_id(inner)
+    if ko not in parallel_ok or ki not in parallel_ok:
+        return None
+    if not any(isinstance(n, ast.For) for s in inner.body for n in ast.walk(s)):
+        return None
+    if not (isinstance(outer.target, ast.Name) and isinstance(inner.target, ast.Name)):
+        return None
+    po, pi = _range_parts(outer.iter), _range_parts(inner.iter)
+    if po is None or pi is None or any(
+            isinstance(n, ast.Name) and n.id == outer.target.id for n in ast.walk(inner.iter)):
+        return None
+    n_o, n_i, ij = f"_hl_n{ko}", f"_hl_n{ki}", f"_hl_{ko}{ki}"
+    text = (f"{n_o} = len(range({po[1]}))\n{n_i} = len(range({pi[1]}))\n"
+            f"for {ij} in prange({n_o} * {n_i}):\n"
+            f"    {outer.target.id} = {po[0]} + {ij} // {n_i} * {po[2]}\n"
+            f"    {inner.target.id} = {pi[0]} + {ij} % {n_i} * {pi[2]}\n")
+    new = ast.parse(text).body
+    loop = new[-1]
+    assert isinstance(loop, ast.For)
+    loop.body.extend(inner.body)
+    _splice(func, outer, new)
+    return (f"{ko}/{ki}: collapsed {outer.target.id}, {inner.target.id} into one parallel "
+            "loop over their pairs")
+
+
 # -- scalar replacement -----------------------------------------------------------------------
 def _stores(stmts: list[ast.stmt]) -> tuple[set[str], set[str]]:
     """Plain names stored, and arrays whose elements are stored, anywhere in ``stmts``."""
@@ -269,14 +313,17 @@ def _scalar_replace(func: ast.FunctionDef, node: ast.For, aliases: AliasInfo,
 def apply_transforms(func: ast.FunctionDef, xf: Transforms, aliases: AliasInfo, *,
                      chunked: tuple[str, ...] = (), fixed: bool = True,
                      skip: frozenset[str] = frozenset(),
-                     parallel: tuple[str, ...] = ()) -> list[str]:
+                     parallel: tuple[str, ...] = (),
+                     collapsible: frozenset[str] = frozenset()) -> list[str]:
     """Apply ``xf`` to ``func`` (tagged by :func:`tag_loops`, modified in place).
 
     ``chunked``: ids of loops that run in parallel with their privatizations; ``fixed``:
     also the fixed passes (interchange, scalar replacement); ``skip``: ids of loops whose
     bodies must not be touched (unsupported ones); ``parallel``: the loops chosen for
     ``prange`` — an interchange that would move one of them deeper (one parallel region per
-    iteration of the loop put outside it) is left out. Returns one line per change.
+    iteration of the loop put outside it) is left out; ``collapsible``: loops that carry no
+    dependence and no reduction (a chosen one and its parallel inner loop are collapsed into
+    one ``prange``). Returns one line per change.
     """
     notes: list[str] = []
     nodes = _live(func)
@@ -290,6 +337,15 @@ def apply_transforms(func: ast.FunctionDef, xf: Transforms, aliases: AliasInfo, 
                 continue
             if _interchange(func, x, nodes):
                 notes.append(str(x))
+    if fixed:
+        ok = set(collapsible) - set(chunked)
+        for node in list(_fors(func.body)):
+            it = node.iter
+            if loop_id(node) in parallel and isinstance(it, ast.Call) and isinstance(
+                    it.func, ast.Name) and it.func.id == "prange":
+                line = _collapse(func, node, ok)
+                if line is not None:
+                    notes.append(line)
     for key in chunked:
         node = _live(func).get(key)
         if node is not None:
