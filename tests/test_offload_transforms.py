@@ -390,3 +390,21 @@ def test_no_collapse_over_a_triangular_or_serial_inner_loop():
     assert "collapsed" not in src
     src = _equal(gemm_ijk, _mats(), ["L1"])  # j and k are no (pure) parallel pair under i
     assert "collapsed" not in src
+
+
+def gemm_skip_rows(C, A, B, mask):
+    for i in range(A.shape[0]):
+        for j in range(B.shape[1]):
+            if mask[j]:
+                continue
+            for k in range(A.shape[1]):
+                C[i, j] += A[i, k] * B[k, j]
+
+
+def test_no_distribution_over_a_continue():
+    rep = offload.analyze(gemm_skip_rows)
+    assert not rep.transforms.interchanges
+    assert any("cannot be distributed" in r for r in rep.transforms.refused)
+    n, m, k = 5, 6, 4
+    _equal(gemm_skip_rows, (np.zeros((n, m)), RNG.random((n, k)), RNG.random((k, m)),
+                            np.arange(m) % 2 == 0), ["L1"])

@@ -217,7 +217,9 @@ def _plan_interchange(loop: Loop, loops: list[Loop], tree: LoopTree,
     for p in range(first, max(extra) + 1 if extra else first):
         lp, child = band[p], band[p + 1]
         rep = reps[lp.index]
-        if rep.verdict != "parallel" or rep.dependences or _groups_share_scalars(lp, child):
+        jumps = any(isinstance(n, ast.Continue) for s in lp.node.body for n in ast.walk(s))
+        if rep.verdict != "parallel" or rep.dependences or jumps \
+                or _groups_share_scalars(lp, child):
             refused.append(f"{'/'.join(ids)}: interchange refused ({lp.id} ({lp.var}) has "
                            "other statements and cannot be distributed over them)")
             return None
