@@ -57,7 +57,7 @@ def find_transforms(func: ast.FunctionDef, tree: LoopTree, reps: list[LoopReport
     for key in outer:
         if isinstance(nodes[key].iter, ast.Call):
             nodes[key].iter.func = ast.Name("prange", ast.Load())
-    for line in apply_transforms(probe, Transforms(), aliases, skip=skip, parallel=outer,
+    for line in apply_transforms(probe, xf, aliases, skip=skip, parallel=outer,
                                  collapsible=frozenset(par)):
         if "collapsed" in line:
             xf.rewrite_notes.append(f"{line} (when {line.split('/')[0]} runs in parallel)")
