@@ -408,3 +408,8 @@ def test_no_distribution_over_a_continue():
     n, m, k = 5, 6, 4
     _equal(gemm_skip_rows, (np.zeros((n, m)), RNG.random((n, k)), RNG.random((k, m)),
                             np.arange(m) % 2 == 0), ["L1"])
+
+
+def test_collapse_with_every_loop_chosen():
+    src = _equal(cube_scale, (np.zeros((3, 5, 4)), RNG.random((3, 5, 4))), ["L1", "L2", "L3"])
+    assert src.count("collapsed") == 1

@@ -341,6 +341,8 @@ def apply_transforms(func: ast.FunctionDef, xf: Transforms, aliases: AliasInfo, 
         ok = set(collapsible) - set(chunked)
         for node in list(_fors(func.body)):
             it = node.iter
+            if _container(func.body, node) is None:
+                continue  # the inner loop of a pair collapsed already
             if loop_id(node) in parallel and isinstance(it, ast.Call) and isinstance(
                     it.func, ast.Name) and it.func.id == "prange":
                 line = _collapse(func, node, ok)
