@@ -11,12 +11,18 @@ take minutes at these sizes).
     python benchmarks/offload.py                 # full sizes (several minutes on 2 cores)
     python benchmarks/offload.py --quick         # small sizes, a few kernels: a smoke run
     python benchmarks/offload.py --only matmul,jacobi_2d
+
+``--suite`` runs the evaluation suite of benchmarks/offload_suite instead (loop kernels not
+written for the tool, each with a hand-written numba answer key; issue 17):
+
+    python benchmarks/offload.py --suite [--quick] [--kernels a,b] [--budget N] [--out f.json]
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import pathlib
 import sys
 import time
 
@@ -44,6 +50,20 @@ def _evals_to_optimum(plan, within: float = 0.0) -> str:
     bar = plan.exhaustive.fitness * (1.0 - within)
     hits = [k for k, g in enumerate(order, 1) if plan.ga.cache[g] >= bar]
     return str(hits[0]) if hits else "not reached"
+
+
+def _search_cost(plan) -> dict:
+    """Columns of the search's cost and of the plan among other work (issue 17, parts 5-6):
+    ``among_ms``, the plan's median time when each call follows NumPy/BLAS work on fresh
+    inputs (``plan_ms`` is the quiet figure), and with the BLAS held to one thread
+    (threadpoolctl; NaN without it); candidates measured and pruned; measured
+    candidates and seconds until the chosen one; whether the machine was busy."""
+    return {"among_ms": plan.among_work_s * 1e3, "among_blas1_ms": plan.among_work_blas1_s * 1e3,
+            "evals": plan.evaluations,
+            "pruned": plan.pruned,
+            "to_best": f"{plan.evaluations_to_best} / {plan.seconds_to_best:.3g} s"
+            if plan.evaluations_to_best else "serial kept",
+            "busy": plan.load.busy if plan.load is not None else "-"}
 
 
 def run(names: list[str], quick: bool, budget: int, exhaustive_max: int) -> list[dict]:
@@ -80,7 +100,7 @@ def run(names: list[str], quick: bool, budget: int, exhaustive_max: int) -> list
             evals_to_5pct=_evals_to_optimum(plan, within=0.05), threads=plan.thread_choice or "-",
             verified=plan.verified, wrong=sum(m.status == "wrong"
                                                for m in plan.measurements.values()),
-            search_s=time.perf_counter() - t0)
+            search_s=time.perf_counter() - t0, **_search_cost(plan))
         rows.append(row)
         print(f"  {name}: {row['plan']} {row['vs_serial']:.2f}× serial njit", file=sys.stderr)
     return rows
@@ -90,10 +110,17 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="small sizes, a few kernels")
     p.add_argument("--only", default=None, help="comma-separated kernel names")
-    p.add_argument("--budget", type=int, default=64)
+    p.add_argument("--budget", type=int, default=None,
+                   help="GA budget per kernel (default 64; --suite: 32, quick 4)")
     p.add_argument("--exhaustive-max", type=int, default=5,
                    help="run the exhaustive search up to this many genes")
+    p.add_argument("--suite", action="store_true",
+                   help="run the evaluation suite (benchmarks/offload_suite) instead")
+    p.add_argument("--kernels", default=None, help="--suite: comma-separated suite kernels")
+    p.add_argument("--out", default=None, help="--suite: write rows to this .json or .csv")
     args = p.parse_args(argv)
+    if args.suite:
+        return suite_main(args, p)
     import numba
     import pandas as pd
 
@@ -105,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"unknown kernels {unknown}; choose among {', '.join(EXAMPLES)}")
     print(f"offload benchmark: numba {numba.__version__}, {numba.get_num_threads()} threads, "
           f"{'quick' if args.quick else 'full'} sizes; times are medians of measured runs")
-    rows = run(names, args.quick, args.budget, args.exhaustive_max)
+    rows = run(names, args.quick, args.budget or 64, args.exhaustive_max)
     df = pd.DataFrame(rows).set_index("kernel")
     with pd.option_context("display.width", 220, "display.max_columns", 30,
                            "display.float_format", "{:.3g}".format):
@@ -120,6 +147,71 @@ def main(argv: list[str] | None = None) -> int:
         print(f"WRONG RESULTS from the chosen plan: {bad}")
         return 1
     return 0
+
+
+_SUITE_COLUMNS = ["family", "size", "verdicts", "blocks_found", "plan", "threads", "search_x",
+                  "serial_ms", "plan_ms", "hand_ms", "plan_vs_serial", "plan_vs_hand",
+                  "search_s", "wrong", "load", "status"]
+
+
+def suite_main(args: argparse.Namespace, p: argparse.ArgumentParser) -> int:
+    """``--suite``: search every suite kernel, print the table, the geometric means, targets."""
+    import pandas as pd
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    import offload_suite.run as suite_run
+    from offload_suite import SUITE
+
+    names = args.kernels.split(",") if args.kernels else \
+        (list(suite_run.QUICK) if args.quick else list(SUITE))
+    unknown = [n for n in names if n not in SUITE]
+    if unknown:
+        p.error(f"unknown suite kernels {unknown}; choose among {', '.join(SUITE)}")
+    budget = args.budget or (4 if args.quick else 32)
+    meta = suite_run.machine()
+    print(f"offload suite: {len(names)} kernels, {'quick' if args.quick else 'full'} sizes, "
+          f"budget {budget}; CPU {meta['cpu']} ({meta['cores']} cores), numba {meta['numba']}, "
+          f"{meta['threads']} threads, threading layer {meta['threading_layer']}, "
+          f"load {meta['load_before']}", flush=True)
+
+    done: list[dict] = []
+
+    def progress(row: dict) -> None:
+        done.append(row)
+        if args.out:  # rewritten after every kernel: a stopped run keeps what it measured
+            suite_run.write(args.out, done, suite_run.summarize(done), meta)
+        fig = (f"{row['plan_vs_serial']:.2f}× serial, {row['plan_vs_hand']:.2f}× hand"
+               if "plan_vs_hand" in row else row["status"])
+        print(f"  {row['kernel']}: {row.get('plan', '-')} {fig}", file=sys.stderr, flush=True)
+
+    rows = suite_run.run_suite([SUITE[n] for n in names], quick=args.quick, budget=budget,
+                     progress=progress)
+    summary = suite_run.summarize(rows)
+    df = pd.DataFrame(rows).set_index("kernel")
+    cols = [c for c in _SUITE_COLUMNS if c in df.columns]
+    with pd.option_context("display.width", 250, "display.max_columns", 30,
+                           "display.max_colwidth", 40, "display.float_format", "{:.3g}".format):
+        print(df[cols].to_string(na_rep="-"))
+    s = summary
+    print(f"kernels with a parallel loop: {s['with_parallel_loop']} "
+          f"({s['timed_with_parallel']} timed)")
+    print(f"geometric mean over them: plan vs hand-written {s['geomean_plan_vs_hand']:.2f}× "
+          f"(target ≥ {suite_run.TARGET_GEOMEAN}×), "
+          f"plan vs serial njit {s['geomean_plan_vs_serial']:.2f}×, "
+          f"hand-written vs serial njit {s['geomean_hand_vs_serial']:.2f}×")
+    below = s["below_target_each"]
+    print(f"below {suite_run.TARGET_EACH}× the hand-written version: {len(below)} {below}")
+    print(f"plans slower than serial njit (< 0.95×): {len(s['slower_than_serial'])} "
+          f"{s['slower_than_serial']}")
+    print(f"wrong results: {len(s['wrong'])} {s['wrong']}; engine failures: "
+          f"{len(s['failed'])} {s['failed']}")
+    print(f"kernels with a recognized function block: {s['blocks_recognized']}; median search "
+          f"{s['median_search_s']:.1f} s")
+    print(f"CPU: {meta['cpu']}; numba threading layer: {meta['threading_layer']}")
+    if args.out:
+        suite_run.write(args.out, rows, summary, meta)
+        print(f"rows written to {args.out}")
+    return 1 if s["wrong"] else 0
 
 
 if __name__ == "__main__":

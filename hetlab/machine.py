@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-__all__ = ["cpu_model", "host_facts", "stream_triad_gbps", "matmul_gflops"]
+__all__ = ["cpu_model", "cpu_isa", "host_facts", "stream_triad_gbps", "matmul_gflops"]
 
 
 @functools.cache
@@ -27,6 +27,31 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+#: instruction sets worth naming beside a CPU figure (LLVM feature names)
+_ISA = ("avx2", "fma", "avx512f", "avx512bw", "avx512vnni", "avxvnni", "amx-tile", "amx-int8")
+
+
+@functools.cache
+def cpu_isa() -> tuple[str, ...]:
+    """Return the vector instruction sets of this CPU that hetlab's kernels care about.
+
+    Names are LLVM's (as numba compiles for them), in the order of ``_ISA``; an empty tuple
+    where LLVM cannot tell.
+
+    Examples
+    --------
+    >>> set(cpu_isa()) <= set(_ISA)
+    True
+    """
+    try:
+        from llvmlite import binding as llvm
+
+        feats = llvm.get_host_cpu_features()
+    except Exception:  # no llvmlite or no feature query: nothing to claim
+        return ()
+    return tuple(f for f in _ISA if feats.get(f, False))
 
 
 def host_facts() -> dict[str, str | int]:

@@ -24,3 +24,14 @@ def test_quant_benchmark_quick_runs():
     assert "vs numpy fp32" in out and "of triad" in out
     assert ("vs torch int4" in out) or ("skipped (torch not installed)" in out)
     assert "flat GEMM gemm_q W4 g128, 2 rows" in out and "flat GEMM gemm_q W4 g128, 4 rows" in out
+    # issue 18: the CPU, its instruction sets and the path on every result line; every path
+    # of this CPU side by side; W3/W8 GEMV and the fused mixed-bit plan timed
+    assert out.startswith("CPU: ")
+    results = [ln for ln in out.splitlines()
+               if (" ms" in ln or "GB/s " in ln or "×" in ln) and not ln.startswith("shape ")]
+    assert results and all(" | path " in ln for ln in results)
+    from hetlab.kernels.quant.numba import w4_paths
+
+    assert all(f"gemv_q W4 g128 [{p}]" in out for p in w4_paths())
+    assert "gemv_q W3 g128" in out and "gemv_q W8 g128" in out
+    assert "mixed plan" in out and "FusedPlan [" in out

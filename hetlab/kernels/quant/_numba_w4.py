@@ -40,6 +40,9 @@ retried blindly):
   the row functions instead of slicing its arrays (one scheduling loop less in this file):
   0.85–0.88 ms against 0.60–0.75 ms for :func:`gemv4_vnni` on one core (2026-11-30), so
   the GEMV keeps its own loop;
+- two weight rows per iteration of :func:`gemv4_vnni` (the limb loads and per-block scalars
+  shared, two accumulators): measured slower than one row at a time on one and on two
+  threads (2026-12-01, 4096×4096, best of 40 calls each);
 - flat GEMM, 16 rows × 4096×4096: decoding each weight row once per activation row in the
   float kernel (:func:`gemm4`) 22 ms; :func:`gemm4_vnni` (limbs prepared once per
   activation row, each weight row meeting every activation row in L1) 6.7–12 ms, against

@@ -31,7 +31,8 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["LANES", "HAS_VNNI", "gdot4_acc", "gdot4_vnni_acc", "idot4_vnni_acc", "fetch_add"]
+__all__ = ["LANES", "HAS_VNNI", "HAS_AVX2", "host_features", "has_vnni", "has_avx2", "gdot4_acc",
+           "gdot4_vnni_acc", "idot4_vnni_acc", "fetch_add"]
 
 #: words per vector: one 64-byte cache line of packed codes
 LANES = 16
@@ -102,19 +103,32 @@ def gdot4_acc(typingctx, q, wb, xp, xb, nwp, acc, s):
 _VNNI = "llvm.x86.avx512.vpdpbusd.512"
 
 
-def _host_has_vnni() -> bool:
-    """Whether numba compiles for this CPU and the CPU has AVX512-VNNI (vpdpbusd)."""
+def host_features() -> frozenset[str]:
+    """The CPU features numba may use here (llvmlite's host features that are on); empty when
+    numba does not compile for this CPU (a portable build, cached for another CPU: keep to
+    generic IR there)."""
     import llvmlite.binding as llvm
     import numba
 
     if numba.config.CPU_NAME not in (None, "host") or numba.config.CPU_FEATURES is not None:
-        return False  # a portable (cached for another CPU) build: keep to generic IR
-    feats = llvm.get_host_cpu_features()
-    return bool(feats.get("avx512vnni") and feats.get("avx512bw") and feats.get("avx512f"))
+        return frozenset()
+    return frozenset(k for k, on in llvm.get_host_cpu_features().items() if on)
+
+
+def has_vnni(features: frozenset[str] | set[str]) -> bool:
+    """Whether a CPU with these (llvmlite-named) features runs the VNNI kernels (vpdpbusd)."""
+    return {"avx512vnni", "avx512bw", "avx512f"} <= set(features)
+
+
+def has_avx2(features: frozenset[str] | set[str]) -> bool:
+    """Whether a CPU with these features runs the AVX2 integer kernels (vpmaddubsw, FMA)."""
+    return {"avx2", "fma"} <= set(features)
 
 
 #: the VNNI kernels are compiled (and used) only where this is True
-HAS_VNNI = _host_has_vnni()
+HAS_VNNI = has_vnni(host_features())
+#: the AVX2 integer kernels (:mod:`._simd_avx2`) likewise
+HAS_AVX2 = has_avx2(host_features())
 
 
 def _splat_i(value: int):  # pragma: no cover - compile time

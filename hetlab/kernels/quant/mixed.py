@@ -34,7 +34,7 @@ import numpy as np
 from ...errors import InvalidInputError
 from .formats import BITS, QuantizedMatrix, check_weights, quantize
 
-__all__ = ["BitPlan", "allocate_bits", "channel_importance"]
+__all__ = ["BitPlan", "FusedPlan", "allocate_bits", "channel_importance"]
 
 
 @dataclass
@@ -210,3 +210,162 @@ def allocate_bits(layers: Sequence[Any], target_bits: float, *, importance: Sequ
     chosen = [mats[u][lv] for u, lv in enumerate(level)]
     total_err = float(sum(err[u, lv] for u, lv in enumerate(level)))
     return BitPlan(bits, units, chosen, float(spent / n_weights), total_err, cands, err)
+
+
+class FusedPlan:
+    """The GEMVs of every layer of a :class:`BitPlan`, run in one numba call.
+
+    Built once per plan (the units' packed words, scales and zero points are concatenated);
+    each call prepares every layer's activations, then one parallel kernel computes all
+    units' rows, whatever their widths (:mod:`._numba_mixed`: AVX2 integer block dots,
+    the exactness of the AVX2 path, tolerance of :mod:`.spec`). Where that kernel cannot run
+    — a CPU without AVX2, a group size not a multiple of 128, ``use_w4_path("float32")``, or
+    activation outliers in a 128-block (see :mod:`._numba_avx2`) — each unit runs through the
+    numba ``gemv_q`` instead (same results within the tolerance; :attr:`path` says which).
+
+    Parameters
+    ----------
+    plan : BitPlan
+        From :func:`allocate_bits`.
+
+    Attributes
+    ----------
+    in_features, out_features : list of int
+        Per layer.
+    path : str
+        "avx2" (the fused kernel) or "float32" (one numba ``gemv_q`` per unit).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hetlab import quant
+    >>> rng = np.random.default_rng(0)
+    >>> ws = [rng.normal(0, s, (64, 256)) for s in (1.0, 0.1)]
+    >>> plan = quant.allocate_bits(ws, 3.75, candidates=(3, 4), importance=[10.0, 1.0])
+    >>> run = quant.FusedPlan(plan)
+    >>> xs = [rng.standard_normal(256) for _ in ws]
+    >>> ys = run(xs)
+    >>> [y.shape for y in ys]
+    [(64,), (64,)]
+    >>> ref = [plan.dequantize(i) @ x for i, x in enumerate(xs)]
+    >>> all(np.abs(y - r).max() <= 1e-4 * np.abs(r).max() for y, r in zip(ys, ref))
+    True
+    """
+
+    def __init__(self, plan: BitPlan) -> None:
+        if not isinstance(plan, BitPlan):
+            raise InvalidInputError(
+                f"FusedPlan: plan must be a BitPlan (from hetlab.quant.allocate_bits); got "
+                f"{type(plan).__name__}.")
+        self.plan = plan
+        n_layers = max(li for li, _ in plan.units) + 1
+        self._first: list[QuantizedMatrix | None] = [None] * n_layers
+        self.out_features = [0] * n_layers
+        for qw, (li, rows) in zip(plan.matrices, plan.units, strict=True):
+            first = self._first[li]
+            if first is not None and first.in_features != qw.in_features:
+                raise InvalidInputError(
+                    f"FusedPlan: the units of layer {li} must share in_features; got "
+                    f"{first.in_features} and {qw.in_features}.")
+            self._first[li] = first or qw
+            self.out_features[li] = max(self.out_features[li], rows.stop)
+        if any(f is None for f in self._first):
+            raise InvalidInputError(f"FusedPlan: every layer 0…{n_layers - 1} needs a unit.")
+        self.in_features = [f.in_features for f in self._first]  # type: ignore[union-attr]
+        self._yoff = np.concatenate([[0], np.cumsum(self.out_features)]).astype(np.int64)
+        self._fusable = all(m.group_size % 128 == 0 for m in plan.matrices)
+        if self._fusable:
+            self._build()
+
+    def _build(self) -> None:
+        from ._numba_avx2 import KIND_OF_BITS, TOP
+        from ._numba_w4 import BLOCK_ROWS
+        from ._simd_avx2 import KINDS
+
+        keys: dict[tuple[int, int, int, int], tuple[int, int, int]] = {}
+        xl = xf = xs = 0
+        meta, q, s, z = [], [], [], []
+        qoff = soff = zoff = 0
+        for qw, (li, rows) in zip(self.plan.matrices, self.plan.units, strict=True):
+            kind = KIND_OF_BITS[qw.bits]
+            key = (li, qw.group_size, KINDS[kind][0], TOP[kind])
+            if key not in keys:
+                keys[key] = (xl, xf, xs)
+                xl, xf, xs = xl + 3 * qw.padded_in, xf + qw.padded_in // 128, xs + qw.n_groups
+            nw, ng = qw.qweight.shape[1], qw.n_groups
+            meta.append((qw.bits, qw.group_size, nw, qoff, soff, ng,
+                         -1 if qw.zeros is None else zoff, self._yoff[li] + rows.start,
+                         *keys[key], qw.out_features))
+            q.append(qw.qweight.reshape(-1))
+            s.append(qw.scales.view(np.uint16).reshape(-1))
+            if qw.zeros is not None:
+                z.append(qw.zeros.view(np.uint16).reshape(-1))
+                zoff += qw.zeros.size
+            qoff += qw.qweight.size
+            soff += qw.scales.size
+        self._keys = keys
+        self._sizes = (xl, xf, xs)
+        self._meta = np.array(meta, dtype=np.int64)
+        self._q = np.concatenate(q)
+        self._s = np.concatenate(s)
+        self._z = np.concatenate(z) if z else np.zeros(1, np.uint16)
+        items = [(u, r0) for u, m in enumerate(meta) for r0 in range(0, m[-1], BLOCK_ROWS)]
+        self._items = np.array(items, dtype=np.int64).reshape(-1, 2)
+
+    @property
+    def path(self) -> str:
+        """"avx2" where the fused kernel runs (this CPU, these formats), else "float32"."""
+        from .numba import w4_path, w4_paths
+
+        ok = self._fusable and "avx2" in w4_paths() and w4_path("gemv") != "float32"
+        return "avx2" if ok else "float32"
+
+    def _check(self, xs: Any) -> list[np.ndarray]:
+        from .spec import _check_activations
+
+        n = len(self.in_features)
+        if isinstance(xs, np.ndarray) and xs.ndim == 1 and len(set(self.in_features)) == 1:
+            xs = [xs] * n
+        if isinstance(xs, (str, bytes)) or not isinstance(xs, Sequence) or len(xs) != n:
+            got = f"length {len(xs)}" if isinstance(xs, Sequence) else type(xs).__name__
+            raise InvalidInputError(
+                f"FusedPlan: xs must be a sequence of {n} activation vectors, one per layer "
+                f"(in_features {self.in_features}); got {got}.")
+        return [_check_activations("FusedPlan", f"xs[{i}]", x, first, 1)
+                for i, (x, first) in enumerate(zip(xs, self._first, strict=True))]
+
+    def __call__(self, xs: Any) -> list[np.ndarray]:
+        """``[W_i @ xs[i] for each layer i]``, float32 arrays of shape (out_i,).
+
+        Parameters
+        ----------
+        xs : sequence of array-like (in_i,), float, finite in float32
+            One vector per layer (a single vector when all layers share ``in``).
+        """
+        import numba
+
+        from ._numba_avx2 import prepare_bits
+        from ._numba_mixed import fused_gemv
+        from .formats import F16_TO_F32
+
+        xs = self._check(xs)
+        out = np.empty(int(self._yoff[-1]), np.float32)
+        if self.path == "avx2":
+            xl = np.empty(self._sizes[0], np.int8)
+            xf = np.empty(self._sizes[1], np.float32)
+            xsum = np.empty(self._sizes[2], np.float32)
+            ok = True
+            for (li, gs, nsplit, top), (a, b, c) in self._keys.items():
+                pl, pf, pok, ps = prepare_bits(xs[li], gs, nsplit, top)
+                xl[a:a + pl.size], xf[b:b + pf.size], xsum[c:c + ps.size] = pl, pf, ps
+                ok = ok and bool(pok)
+            if ok:
+                fused_gemv(self._q, self._s, self._z, F16_TO_F32, self._meta, self._items, xl,
+                           xf, xsum, out, numba.get_num_threads())
+                return [out[a:b] for a, b in zip(self._yoff[:-1], self._yoff[1:], strict=True)]
+        from .numba import gemv_q
+
+        for qw, (li, rows) in zip(self.plan.matrices, self.plan.units, strict=True):
+            y0 = int(self._yoff[li])
+            out[y0 + rows.start:y0 + rows.stop] = gemv_q(qw, xs[li])
+        return [out[a:b] for a, b in zip(self._yoff[:-1], self._yoff[1:], strict=True)]

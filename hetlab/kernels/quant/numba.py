@@ -28,7 +28,11 @@ kernels of :mod:`._numba_w4` instead: explicit 16-lane vector code, and on AVX51
 integer dot products with the activations in 22-bit fixed point (accuracy and measurements
 there); on CPUs with AMX (Sapphire Rapids and later) the flat GEMM takes the tile kernels of
 :mod:`._numba_w4_amx` (28-bit fixed point, exact int32 tile dot products; :func:`w4_paths`
-says which path each operation takes and why). The kernels below serve every other format.
+says which path each operation takes and why); on CPUs with AVX2 but not AVX512-VNNI (e.g. AMD
+EPYC Zen 2/3) the AVX2 integer kernels of :mod:`._numba_avx2` (``vpmaddubsw`` + ``vpmaddwd``,
+the VNNI path's 22-bit fixed point). W2, W3 and W8 with such group sizes take the AVX2 kernels
+too wherever the CPU has AVX2 (:func:`lowbit_path`). The kernels below serve every other
+format (and the float32 path).
 """
 
 from __future__ import annotations
@@ -38,14 +42,17 @@ import numpy as np
 from numba import prange
 
 from ...log import get_logger, log_once
+from . import _numba_avx2 as _avx2
 from . import _numba_w4 as _w4
 from . import _numba_w4_amx as _w4amx
+from . import _numba_w4a8 as _w4a8
 from ._amx import HAS_AMX
-from ._simd import HAS_VNNI
+from ._simd import has_avx2, has_vnni, host_features
 from .formats import F16_TO_F32 as _F16
 from .formats import QuantizedMatrix, planes
 
-__all__ = ["gemv_q", "gemm_q", "gemv_w4a8", "W4_PATHS", "w4_paths", "w4_path", "use_w4_path"]
+__all__ = ["gemv_q", "gemm_q", "gemv_w4a8", "W4_PATHS", "w4_paths", "w4_path", "use_w4_path",
+           "select_w4_paths", "lowbit_path"]
 
 _FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
 _OPTS = {"cache": True, "nogil": True, "fastmath": _FASTMATH}
@@ -233,27 +240,73 @@ def _w4_fast(qw: QuantizedMatrix) -> bool:
     return qw.bits == 4 and qw.group_size % 128 == 0
 
 
-#: the W4 fast paths: AMX tiles, AVX512-VNNI integer dots, float32 vectors
-W4_PATHS = ("amx", "vnni", "float32")
+#: the W4 fast paths: AMX tiles, AVX512-VNNI integer dots, AVX2 integer dots, float32 vectors
+W4_PATHS = ("amx", "vnni", "avx2", "float32")
 #: each operation's paths in the order measured fastest on an AMX machine (this one): the flat
 #: GEMM reuses each decoded tile for every activation row (AMX 1.7–2.4 ms for 16 rows ×
 #: 4096×4096 against 5.5–7.3 on VNNI), while for one vector the tile unit measured no faster than
 #: VNNI (0.83–1.16× in ``benchmarks/quant.py`` runs of 2026-11-30: unpacking the codes and
-#: applying each group's scale stay on the vector units, and the tile unit mostly idles)
-_W4_ORDER = {"gemv": ("vnni", "amx", "float32"), "gemm": ("amx", "vnni", "float32")}
-_W4_AVAILABLE = {"amx": HAS_AMX, "vnni": HAS_VNNI, "float32": True}
-_W4_KERNELS = {"gemv": {"amx": _w4amx.gemv4_amx, "vnni": _w4.gemv4_vnni, "float32": _w4.gemv4},
-               "gemm": {"amx": _w4amx.gemm4_amx, "vnni": _w4.gemm4_vnni, "float32": _w4.gemm4}}
+#: applying each group's scale stay on the vector units, and the tile unit mostly idles). AVX2
+#: (256-bit ``vpmaddubsw``) comes after the 512-bit VNNI: it is the default on CPUs with AVX2
+#: but not AVX512-VNNI (e.g. AMD EPYC Zen 2/3), the float32 vectors only where AVX2 is missing.
+_W4_ORDER = {"gemv": ("vnni", "amx", "avx2", "float32"),
+             "gemm": ("amx", "vnni", "avx2", "float32")}
+#: features (llvmlite names) of the AMX tile kernels; Linux must also grant the tile state
+_AMX_FEATURES = frozenset({"amx-tile", "amx-int8", "avx512bw"})
+
+
+def select_w4_paths(features: frozenset[str] | set[str], op: str = "gemv", *,
+                    amx_granted: bool = True) -> list[str]:
+    """The W4 paths a CPU with ``features`` runs for ``op``, the default first.
+
+    Parameters
+    ----------
+    features : set of str
+        CPU features in llvmlite's names (``"avx2"``, ``"fma"``, ``"avx512vnni"``, …), as
+        :func:`~hetlab.kernels.quant._simd.host_features` returns for this CPU.
+    op : {"gemv", "gemm"}
+    amx_granted : bool, default True
+        Whether the OS grants the AMX tile state (checked at import on this machine).
+
+    Returns
+    -------
+    list of str, a subset of :data:`W4_PATHS` in ``op``'s order, "float32" always last.
+
+    Examples
+    --------
+    >>> select_w4_paths({"avx", "avx2", "fma"})
+    ['avx2', 'float32']
+    >>> select_w4_paths({"sse4.2"})
+    ['float32']
+    >>> select_w4_paths({"avx2", "fma", "avx512f", "avx512bw", "avx512vnni"}, "gemm")
+    ['vnni', 'avx2', 'float32']
+    """
+    if op not in _W4_ORDER:
+        raise ValueError(f"select_w4_paths: op must be one of {sorted(_W4_ORDER)}; got {op!r}.")
+    feats = frozenset(features)
+    available = {"amx": amx_granted and _AMX_FEATURES <= feats, "vnni": has_vnni(feats),
+                 "avx2": has_avx2(feats), "float32": True}
+    return [p for p in _W4_ORDER[op] if available[p]]
+
+
+_W4_KERNELS = {"gemv": {"amx": _w4amx.gemv4_amx, "vnni": _w4.gemv4_vnni,
+                        "avx2": _avx2.gemv4_avx2, "float32": _w4.gemv4},
+               "gemm": {"amx": _w4amx.gemm4_amx, "vnni": _w4.gemm4_vnni,
+                        "avx2": _avx2.gemm4_avx2, "float32": _w4.gemm4}}
 _w4_forced: str | None = None
 _log = get_logger(__name__)
 
 
 def w4_paths(op: str = "gemv") -> list[str]:
     """The W4 fast paths this CPU runs for ``op`` ("gemv" or "gemm"), the default first:
-    AMX first for the flat GEMM, VNNI first for the GEMV (measured; see ``_W4_ORDER``)."""
-    return [p for p in _W4_ORDER[op] if _W4_AVAILABLE[p]]
+    AMX first for the flat GEMM, VNNI first for the GEMV, then AVX2 (measured; see
+    ``_W4_ORDER``; :func:`select_w4_paths` for any feature set)."""
+    return list(_W4_HOST[op])
 
 
+#: this CPU's paths per operation (fixed at import)
+_W4_HOST = {op: tuple(select_w4_paths(host_features(), op, amx_granted=HAS_AMX))
+            for op in _W4_ORDER}
 #: each operation's default path on this CPU (fixed at import: read on every call)
 _W4_DEFAULT = {op: w4_paths(op)[0] for op in _W4_ORDER}
 
@@ -277,6 +330,14 @@ def use_w4_path(path: str | None) -> None:
     _w4_forced = path
 
 
+def lowbit_path(qw: QuantizedMatrix) -> str:
+    """The path of a W2/W3/W8 GEMV (and of W4A8): "avx2" for group sizes that are multiples
+    of 128 on CPUs with AVX2 (also where the W4 default is VNNI or AMX: those have no W2/W3/W8
+    kernels), "float32" otherwise or when ``use_w4_path("float32")`` forces it."""
+    fast = qw.group_size % 128 == 0 and "avx2" in w4_paths() and qw.bits in (2, 3, 8)
+    return "avx2" if fast and w4_path("gemv") != "float32" else "float32"
+
+
 def _chunks(n_out: int) -> int:
     """Parallel workers of the W4 kernels: one per numba thread (they share row blocks)."""
     return numba.get_num_threads()
@@ -290,8 +351,14 @@ def gemv_q(qw: QuantizedMatrix, x: np.ndarray) -> np.ndarray:
         out = np.empty(qw.out_features, dtype=np.float32)
         kernel = _W4_KERNELS["gemv"][w4_path("gemv")]
         return kernel(*head, x, _F16, gs, out, _chunks(qw.out_features))
-    xsum = x.reshape(-1, gs).sum(axis=1, dtype=np.float32)
     out = np.empty(qw.out_features, dtype=np.float32)
+    if lowbit_path(qw) == "avx2":
+        y = _avx2.gemv_bits_avx2(*head, x, _F16, gs, out, _chunks(qw.out_features), qw.bits)
+        log_once(_log, ("bits", qw.bits, y is None), "quant: W%d GEMV takes the %s", qw.bits,
+                 "avx2 path" if y is not None else "float32 path (activation outliers)")
+        if y is not None:
+            return y
+    xsum = x.reshape(-1, gs).sum(axis=1, dtype=np.float32)
     return _gemv(*head, _permuted_x(x, qw.bits, gs), xsum, _F16, gs, out, *tail)
 
 
@@ -312,62 +379,7 @@ def gemm_q(qw: QuantizedMatrix, X: np.ndarray) -> np.ndarray:
 
 
 # --- W4A8: int8 activations, integer group dots, one float rescale per group -------------
-
-def _make_idot(bits: int):
-    """The integer group dot of a one-plane width (8, 4, 2 bits), compiled per width.
-
-    The width's constants (values per word, shift, mask) are closure constants of each
-    compiled function, so the inner loop over a word's values unrolls exactly as the three
-    hand-written copies it replaces did (a runtime ``bits`` measured about 2× slower).
-    Products and sums are integers.
-    """
-    per = 32 // bits
-    mask = _U((1 << bits) - 1)
-
-    @numba.njit(cache=True, nogil=True)
-    def idot(qflat, wb, xq, xb, gs):  # pragma: no cover - compiled
-        acc = np.int32(0)
-        for i in range(gs // per):
-            w = qflat[_I(wb + i)]
-            for j in range(per):
-                acc += np.int32((w >> _U(bits * j)) & mask) * np.int32(xq[_I(xb + per * i + j)])
-        return acc
-
-    return idot
-
-
-@numba.njit(cache=True, nogil=True)
-def _idot3(qflat, wb, xq, xb, gs):  # pragma: no cover - compiled
-    # low-plane word i: 2-bit fields of weights 16i…16i+15; their high bits: bits 16(i%2)…
-    # of high-plane word i//2
-    acc = np.int32(0)
-    nlo = gs // 16
-    for i in range(nlo):
-        lo = qflat[_I(wb + i)]
-        hi = qflat[_I(wb + nlo + (i >> 1))] >> _U(16 * (i & 1))
-        for j in range(16):
-            q = ((lo >> _U(2 * j)) & _U(3)) | (((hi >> _U(j)) & _U(1)) << _U(2))
-            acc += np.int32(q) * np.int32(xq[_I(xb + 16 * i + j)])
-    return acc
-
-
-_IDOT = {8: _make_idot(8), 4: _make_idot(4), 3: _idot3, 2: _make_idot(2)}
-
-
-@numba.njit(parallel=True, cache=True, nogil=True)
-def _gemv_w4a8(qflat, nw, scales, zeros, zsym, xq, xsum, sx, table, gs, wpg, out, idot
-               ):  # pragma: no cover - compiled
-    """y[r] = sx · Σ_g s[r, g] · (Σ_k q · xq − z · Σ_k xq): integer group dots, float rescale."""
-    ng = scales.shape[1]
-    for r in prange(out.shape[0]):
-        acc = np.float32(0)
-        for g in range(ng):
-            z = np.int32(table[zeros[r, g]]) if zeros.shape[0] else zsym
-            d = idot(qflat, r * nw + g * wpg, xq, g * gs, gs) - z * xsum[g]
-            acc += table[scales[r, g]] * np.float32(d)
-        out[r] = acc * sx
-    return out
-
+# (the loop kernels of any format: :mod:`._numba_w4a8`)
 
 def gemv_w4a8(qw: QuantizedMatrix, x: np.ndarray) -> np.ndarray:
     """y (out,) float32: W4A8 GEMV (int8 per-token activations, integer group dots).
@@ -382,13 +394,17 @@ def gemv_w4a8(qw: QuantizedMatrix, x: np.ndarray) -> np.ndarray:
     scales = qw.scales.view(np.uint16)
     zeros = (np.zeros((0, 0), np.uint16) if qw.zeros is None else qw.zeros.view(np.uint16))
     out = np.empty(qw.out_features, dtype=np.float32)
-    if HAS_VNNI and _w4_fast(qw) and gs <= 8192:  # float32 holds z·Σxq exactly up to here
-        log_once(_log, ("w4a8", "vnni"), "quant: W4A8 GEMV takes the vnni path")
-        return _w4.gemv_w4a8_vnni(qw.qweight.reshape(-1), qw.qweight.shape[1], scales, zeros,
-                                  np.float32(2 ** (qw.bits - 1)), xq, np.float32(sx), _F16,
-                                  gs, out, _chunks(qw.out_features))
+    path = w4_path("gemv") if _w4_fast(qw) and gs <= 8192 else "float32"
+    # (float32 holds z·Σxq exactly up to a group of 8192)
+    if path in ("vnni", "amx", "avx2"):
+        kernel = _avx2.gemv_w4a8_avx2 if path == "avx2" else _w4.gemv_w4a8_vnni
+        log_once(_log, ("w4a8", kernel), "quant: W4A8 GEMV takes the %s path",
+                 "avx2" if path == "avx2" else "vnni")
+        return kernel(qw.qweight.reshape(-1), qw.qweight.shape[1], scales, zeros,
+                      np.float32(2 ** (qw.bits - 1)), xq, np.float32(sx), _F16, gs, out,
+                      _chunks(qw.out_features))
     xsum = xq.reshape(-1, gs).sum(axis=1, dtype=np.int32)
     log_once(_log, ("w4a8", qw.bits), "quant: W%dA8 GEMV takes the integer loop path", qw.bits)
-    return _gemv_w4a8(qw.qweight.reshape(-1), qw.qweight.shape[1], scales, zeros,
-                      np.int32(2 ** (qw.bits - 1)), xq, xsum, np.float32(sx), _F16, gs,
-                      gs * qw.bits // 32, out, _IDOT[qw.bits])
+    return _w4a8.gemv_w4a8_loop(qw.qweight.reshape(-1), qw.qweight.shape[1], scales, zeros,
+                                np.int32(2 ** (qw.bits - 1)), xq, xsum, np.float32(sx), _F16,
+                                gs, gs * qw.bits // 32, out, _w4a8.IDOT[qw.bits])

@@ -15,6 +15,12 @@ measured errors there are ~1e-6 on random 4096-wide rows, the same order as the 
 On AMX CPUs the tile kernels use 28-bit fixed point (error ≤ 2^-29 · the block's max |x| per
 value; a block whose max exceeds 4096× the mean of its other entries sends the call to the
 VNNI kernel); measured ~4e-7 on the same rows.
+On CPUs with AVX2 (the default W4 path where AVX512-VNNI is missing; W2/W3/W8 with group
+sizes that are multiples of 128 on every AVX2 CPU) the kernels of ``_numba_avx2`` keep the
+VNNI contract: 22-bit fixed point per 128-activation block (W8: 21-bit), exact integer
+``vpmaddubsw``/``vpmaddwd`` sums, rounding only in the int→float conversion and the float32
+scale-and-add; blocks whose max exceeds 64× the mean |x| of their nonzero entries go to the
+float32 kernels (``tests/test_quant_avx2.py`` holds every width to :data:`TOLERANCE`).
 All fused kernels factor the zero point out (``Σ q·x − z·Σ x``): one activation many orders
 of magnitude above the rest cancels against its own zero-point term in float32, so an output
 whose weights for it are zero can lose precision the reference keeps (a known limit; 1e6

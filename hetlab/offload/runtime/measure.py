@@ -18,7 +18,7 @@ import numpy as np
 from ...bench import _timed
 
 __all__ = ["Measurement", "copy_args", "outputs_of", "verify", "measure", "RTOL", "ATOL",
-           "REL_L2"]
+           "REL_L2", "blas_work", "among_work"]
 
 #: NPBench's verification rule: allclose(rtol, atol), or a relative L2 error below REL_L2
 RTOL, ATOL, REL_L2 = 1e-5, 1e-8, 1e-5
@@ -93,7 +93,8 @@ def verify(got: tuple, want: tuple) -> tuple[bool, float]:
 
 @dataclass
 class Measurement:
-    """Figures of one candidate (seconds). ``status``: ok, wrong, timeout or failed: …"""
+    """Figures of one candidate (seconds). ``status``: ok, wrong, timeout, pruned (not run:
+    the static model predicted it far slower than the best measured) or failed: …"""
 
     status: str = "ok"
     times_s: list[float] = field(default_factory=list)
@@ -110,8 +111,13 @@ class Measurement:
 
 def measure(fn: Callable[..., Any], args: tuple, expected: tuple | None, *, repeats: int = 3,
             warmup: int = 1, timeout_s: float = math.inf,
-            sync: Callable[[], None] | None = None) -> Measurement:
-    """Time ``fn(*copies of args)`` and verify its outputs against ``expected``."""
+            sync: Callable[[], None] | None = None, cut_s: float = math.inf) -> Measurement:
+    """Time ``fn(*copies of args)`` and verify its outputs against ``expected``.
+
+    A timed call longer than ``timeout_s`` stops the candidate (status ``"timeout"``, no
+    times); one longer than ``cut_s`` (a candidate clearly worse than the best so far) ends
+    the repeats: the times taken so far are kept (status ``"ok"``, fewer repeats).
+    """
     m = Measurement()
     sync = sync or _nosync
     try:
@@ -132,6 +138,8 @@ def measure(fn: Callable[..., Any], args: tuple, expected: tuple | None, *, repe
                 return m
             if k >= max(warmup - 1, 0):
                 m.times_s.append(t)
+                if t > cut_s:
+                    break
     except Exception as exc:
         m.status = "failed: " + traceback.format_exception_only(type(exc), exc)[-1].strip()
         m.verified = False
@@ -160,3 +168,48 @@ def confirm_times(contenders: dict[Any, tuple[Callable[..., Any], Any]], args: t
     base_s = statistics.median(base)
     return {k: base_s * statistics.median(t / b for t, b in zip(v, base, strict=True))
             for k, v in per_round.items() if all(math.isfinite(t) for t in v)}
+
+
+def blas_work(n: int = 160, length: int = 200_000) -> Callable[[], float]:
+    """The "other work" :func:`among_work` runs between calls: a call that uses the BLAS
+    (OpenBLAS, MKL…) the way a program around a plan does — ``np.linalg.norm`` of a
+    ``length`` vector (BLAS ``nrm2``/``dot``) and an ``n`` × ``n`` float64 matrix product
+    (``gemm``, multi-threaded by the BLAS). Returns a function doing it once."""
+    rng = np.random.default_rng(0)
+    v, a = rng.random(length), rng.random((n, n))
+
+    def work() -> float:
+        return float(np.linalg.norm(v)) + float((a @ a)[0, 0])
+
+    return work
+
+
+def among_work(fn: Callable[..., Any], args: tuple, *, repeats: int = 5,
+               work: Callable[[], Any] | None = None,
+               sync: Callable[[], None] | None = None) -> list[float]:
+    """Times (s) of ``fn`` called the way a program calls it: each call right after NumPy/BLAS
+    ``work`` (default :func:`blas_work`), on fresh copies of ``args`` made before that work.
+
+    A BLAS that keeps its worker threads spinning after a call (OpenBLAS does, for a while)
+    competes with ``fn``'s own threads on a machine with few cores, so these times can be
+    well above the quiet ones of :func:`measure`; ``threadpoolctl.threadpool_limits`` around
+    the call is the remedy (docs/offload.md).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> times = among_work(lambda x: x.sum(), (np.ones(10),), repeats=3)
+    >>> len(times), all(t > 0 for t in times)
+    (3, True)
+    """
+    work = work or blas_work()
+    sync = sync or _nosync
+    times: list[float] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(repeats):
+            fresh = copy_args(args)
+            work()
+            _, t = _timed(lambda: fn(*fresh), sync)  # noqa: B023
+            times.append(t)
+    return times

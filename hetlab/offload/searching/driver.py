@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import math
+import time
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
+import numba
 import numpy as np
 
 from ...errors import HetlabError, InvalidInputError
@@ -18,8 +21,10 @@ from ..targets.base import Target, Variant
 from ..targets.generate import transform
 from ..targets.registry import describe_names, get_target, target_names
 from . import remote
+from .cost import Cost, among_work_figures, search_cost
 from .fpga_step import fpga_plan
 from .ga import exhaustive_search, genetic_search
+from .load import load_record, logger, watch
 from .options import FpgaOptions, GAOptions, MeasureOptions, choose_plan, split_legacy
 from .plan import Plan
 
@@ -46,11 +51,11 @@ def _check_args(report: Report, args: Sequence[Any]) -> tuple:
     return tuple(args)
 
 
-def _reference(report: Report, args: tuple, how: str) -> tuple:
+def _reference(report: Report, args: tuple, how: str, serial_v: Variant) -> tuple:
     if how not in ("python", "njit"):
         raise InvalidInputError(f"offload.search: reference must be 'python' or 'njit'; "
                                 f"got {how!r}.")
-    fn = report.source.fn if how == "python" else transform(report).compile()
+    fn = report.source.fn if how == "python" else serial_v.compile()  # compiled once
     work = copy_args(args)
     try:
         out = fn(*work)
@@ -154,6 +159,8 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         score 0. ``plan.compile()`` gives the fast callable; ``plan.source()`` its code.
     """
     ga, measure, fpga = split_legacy(deprecated, ga, measure, fpga)
+    probe = watch(measure.load_probe)
+    load_before, started = probe(), time.perf_counter()
     if objective is not None:
         from ...auto.objective import Objective
 
@@ -169,11 +176,11 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
     wanted = [t for t in order if id(t) in chosen]
     if not isinstance(budget, int) or budget < 1:
         raise InvalidInputError(f"offload.search: budget must be a positive int; got {budget!r}.")
-    expected = _reference(report, args, reference)
+    serial_v = transform(report)
+    expected = _reference(report, args, reference, serial_v)
     opts = dict(budget=budget, seed=seed, **ga.ga_kwargs())
     repeats, warmup, exhaustive = measure.repeats, measure.warmup, ga.exhaustive
     prior = resume.alternatives if resume is not None else {}
-    serial_v = transform(report)
     serial = _measure(serial_v.compile(), args, expected, repeats=repeats, warmup=warmup)
     if not serial.times_s:
         raise HetlabError(f"offload.search: the serial njit variant of {report.name} did not "
@@ -190,12 +197,12 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
             notes.append(f"{tgt.name}: skipped ({why})")
             continue
         notes.extend(tgt.notes(report, function_blocks))
-        blocks, trials = (), {}
+        blocks, trials, built = (), {}, {}
         no_blocks = tgt.blocks_ready()
         if function_blocks and no_blocks is None:
             blocks, trials = _try_blocks(report, args, expected, serial, repeats, warmup,
                                          resume.alternatives.get(tgt.name) if resume else None,
-                                         target=tgt)
+                                         target=tgt, built=built)
         elif function_blocks and report.blocks:
             notes.append(f"{tgt.name}: function blocks not tried ({no_blocks})")
         plans[tgt.name] = _search_target(
@@ -203,7 +210,8 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
             exhaustive=exhaustive, repeats=repeats, warmup=warmup, confirm=measure.confirm,
             timeout_s=serial.time_s * measure.timeout_factor + 1.0, progress=progress,
             thread_tolerance=measure.thread_tolerance, resume=prior.get(tgt.name), client=client,
-            blocks=blocks, block_trials=trials)
+            blocks=blocks, block_trials=trials, base_v=built.get(blocks),
+            cost=search_cost(tgt, measure, report, args, started))
     trial = None
     for tgt in (t for t in wanted if t.stage == "nests"):
         fp, trial = fpga_plan(tgt, report, args, expected, serial, serial_v, auto.time_s,
@@ -216,15 +224,19 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         raise HetlabError(f"offload.search: no target can run here ({'; '.join(notes)}).")
     best = max(plans.values(), key=lambda p: p.speedup)
     if objective is not None:
-        import numba
-
         name, threads, note = choose_plan(plans, objective, numba.config.NUMBA_NUM_THREADS)
         best = plans[name]
         if threads is not None:
             best.thread_choice = threads
         notes.append(note)
+    if measure.among_work and not best.modeled:
+        among_work_figures(best, serial_v, args, measure.among_work)
+    load = load_record(load_before, probe(), numba.get_num_threads(), measure.busy_fraction)
+    if load.busy:
+        logger.warning("offload.search(%s): %s", report.name, load.describe())
     for p in plans.values():
-        p.alternatives, p.notes, p.fpga = plans, notes, trial
+        p.alternatives, p.notes, p.fpga, p.load = plans, notes, trial, load
+        p.search_s = time.perf_counter() - started
     return best
 
 
@@ -234,13 +246,15 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
                    confirm: int,
                    timeout_s: float, progress: bool, thread_tolerance: float,
                    resume: Plan | None, client: Any = None, blocks: tuple[str, ...] = (),
-                   block_trials: dict[tuple[str, ...], Measurement] | None = None) -> Plan:
+                   block_trials: dict[tuple[str, ...], Measurement] | None = None,
+                   base_v: Variant | None = None, cost: Cost | None = None) -> Plan:
     inside = {k for b in blocks for k in report.block(b).loops}
     genes = [k for k in target.genes(report) if k not in inside]
     n = len(genes)
     zero = (0,) * n
+    cost = cost or Cost(MeasureOptions(prune=None, cut=None), None, time.perf_counter())
     base_v, base_m = (serial_v, serial) if not blocks else \
-        (transform(report, blocks=blocks, target=target.name),
+        (base_v or transform(report, blocks=blocks, target=target.name),
          (block_trials or {})[blocks])
     variants: dict[tuple[int, ...], Variant] = {zero: base_v}
     measured: dict[tuple[int, ...], Measurement] = {zero: base_m}
@@ -255,11 +269,27 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
             variants[gene] = transform(report, chosen, target=target.name, blocks=blocks)
         return variants[gene]
 
+    def best_s() -> float:
+        return min((m.time_s for m in measured.values() if m.verified and m.times_s),
+                   default=math.inf)
+
+    def loops_of(gene: tuple[int, ...]) -> list[str]:
+        return [g for g, b in zip(genes, gene, strict=True) if b]
+
     def run(gene: tuple[int, ...]) -> Measurement:
+        same = cost.canonical(report, genes, gene)
+        if gene not in measured and same != gene:  # same code as a gene without nested bits
+            m = run(same)
+            was = "+".join(loops_of(same)) or "the baseline"
+            measured[gene] = replace(m, source=f"{m.source}, as {was} (nested prange: serial)")
         if gene not in measured:
-            measured[gene] = _measure(variant(gene).compile(), args, expected,
-                                     repeats=repeats, warmup=warmup, timeout_s=timeout_s,
-                                     sync=sync)
+            if cost.skip(loops_of(gene), base_m.time_s, best_s()):
+                measured[gene] = Measurement(status="pruned")
+            else:
+                measured[gene] = _measure(variant(gene).compile(), args, expected,
+                                         repeats=repeats, warmup=warmup, timeout_s=timeout_s,
+                                         sync=sync, cut_s=cost.cut_s(best_s()))
+                cost.done(gene)
         return measured[gene]
 
     def fitness(gene: tuple[int, ...]) -> float:
@@ -269,9 +299,14 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
     many = None
     if client is not None:
         def many(batch: list[tuple[int, ...]]) -> list[float]:
-            results = remote.measure_variants(client, [variant(g) for g in batch], args, expected,
-                                       repeats=repeats, warmup=warmup, timeout_s=timeout_s)
+            # a cluster measures a generation's candidates side by side: no pruning or
+            # folding there (they save in-process time), every candidate measured
+            results = remote.measure_variants(client, [variant(g) for g in batch], args,
+                                              expected, repeats=repeats, warmup=warmup,
+                                              timeout_s=timeout_s)
             measured.update(zip(batch, results, strict=True))
+            for g in batch:
+                cost.done(g)
             return [fitness(g) for g in batch]
 
     do_all = n <= 4 if exhaustive is None else exhaustive
@@ -288,10 +323,19 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
         if bar is not None:
             bar.close()
     final = ex or ga
-    best, serial_s, auto_s, confirmed = final.best, serial.time_s, auto[1], {}
+    def fold(g: tuple[int, ...]) -> tuple[int, ...]:  # the measured, verified same code
+        same = cost.canonical(report, genes, g)
+        return same if same in measured and measured[same].verified else g
+
+    best, serial_s, auto_s, confirmed = fold(final.best), serial.time_s, auto[1], {}
     if confirm > 0:
-        top = sorted((g for g, f in final.cache.items() if f > 0 and g != zero),
-                     key=lambda g: final.cache[g], reverse=True)[:confirm]
+        # the fittest distinct codes, those within ``cut`` of the best (clearly slower ones
+        # are not timed again)
+        ranked = sorted(final.cache, key=lambda g: final.cache[g], reverse=True)
+        floor = final.fitness / (cost.cut or math.inf)
+        top = list(dict.fromkeys(fold(g) for g in ranked
+                                 if final.cache[g] > 0 and final.cache[g] >= floor))
+        top = [g for g in top if g != zero][:confirm]
         contenders: dict[Any, tuple[Callable[..., Any], Any]] = {}
         if blocks:  # the baseline stays the original's serial njit
             contenders["serial"] = (serial_v.compile(), None)
@@ -300,9 +344,23 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
         confirmed = confirm_times(contenders, args, repeats)
         best = min([zero, *top], key=lambda g: confirmed.get(g, math.inf))
         serial_s, auto_s = confirmed.get("serial", confirmed[zero]), confirmed["auto"]
+        if blocks and serial_s <= confirmed.get(best, math.inf):
+            # the function blocks (and loops on top) measured no faster than the serial
+            # njit of the original when timed back to back: keep the serial njit
+            full = target.genes(report)
+            none = (0,) * len(full)
+            plan = Plan(report, target.name, full, none, {none: serial}, serial_s, auto_s,
+                        ga, ex, variants={none: serial_v},
+                        confirmed={none: serial_s, "auto": auto_s},
+                        block_trials=dict(block_trials or {}), pruned=cost.pruned,
+                        evaluations=len(cost.order))
+            return plan
     plan = Plan(report, target.name, genes, best, measured, serial_s, auto_s, ga, ex,
                 variants=variants, confirmed=confirmed, blocks=blocks,
-                block_trials=dict(block_trials or {}))
+                block_trials=dict(block_trials or {}), pruned=cost.pruned,
+                evaluations=len(cost.order))
+    index, seconds = cost.order.get(best, (-1, math.nan))
+    plan.evaluations_to_best, plan.seconds_to_best = index + 1, seconds
     target.refine(plan, args, expected, repeats=repeats, thread_tolerance=thread_tolerance)
     return plan
 
@@ -317,7 +375,8 @@ def _block_sets(report: Report, most: int = 8) -> list[tuple[str, ...]]:
 
 
 def _try_blocks(report: Report, args: tuple, expected: tuple, serial: Measurement,
-                repeats: int, warmup: int, resume: Plan | None, target: Target
+                repeats: int, warmup: int, resume: Plan | None, target: Target,
+                built: dict[tuple[str, ...], Variant] | None = None,
                 ) -> tuple[tuple[str, ...], dict[tuple[str, ...], Measurement]]:
     """Function blocks first (Yamato 2020/2024): measure the variant of each candidate block
     set (numba: NumPy/BLAS in the serial njit; cuda: CuPy/cuBLAS calls on device arrays);
@@ -325,10 +384,11 @@ def _try_blocks(report: Report, args: tuple, expected: tuple, serial: Measuremen
     if resume is not None and resume.block_trials:
         return resume.blocks, dict(resume.block_trials)
     trials: dict[tuple[str, ...], Measurement] = {}
+    built = {} if built is None else built  # the variants, compiled once for the search
     for bs in _block_sets(report):
-        trials[bs] = _measure(transform(report, blocks=bs, target=target.name).compile(), args,
-                             expected, repeats=repeats, warmup=warmup,
-                             sync=target.synchronize)
+        built[bs] = transform(report, blocks=bs, target=target.name)
+        trials[bs] = _measure(built[bs].compile(), args, expected, repeats=repeats,
+                             warmup=warmup, sync=target.synchronize)
     good = [bs for bs, m in trials.items() if m.verified and m.times_s]
     best = min(good, key=lambda bs: trials[bs].time_s, default=())
     if best and trials[best].time_s < serial.time_s:

@@ -28,6 +28,8 @@ class GAResult:
     evaluations: int
     history: list[float] = field(default_factory=list)
     cache: dict[Gene, float] = field(default_factory=dict)
+    #: the GA stopped before ``generations`` because its best stalled (``patience``)
+    stopped_early: bool = False
 
 
 class _Cached:
@@ -96,7 +98,7 @@ def genetic_search(n_genes: int, fitness: Callable[[Gene], float], *, budget: in
                    seed: int = 0, cache: dict[Gene, float] | None = None,
                    on_evaluation: Callable[[], None] | None = None,
                    evaluate_many: Callable[[list[Gene]], list[float]] | None = None,
-                   seeds: Sequence[Gene] = ()) -> GAResult:
+                   seeds: Sequence[Gene] = (), patience: int | None = None) -> GAResult:
     """Maximize ``fitness`` over ``n_genes``-bit genes; at most ``budget`` new evaluations.
 
     ``seeds`` (genes of ``n_genes`` bits 0/1) open the first population, in order, before
@@ -106,7 +108,16 @@ def genetic_search(n_genes: int, fitness: Callable[[Gene], float], *, budget: in
     ``cache`` (gene → fitness from an earlier run) resumes a stopped search: those genes are
     not measured again and do not count against ``budget``. ``evaluate_many``, when given,
     evaluates each generation's new genes together (one call per generation, e.g. as tasks
-    on a cluster); it returns their fitness in order.
+    on a cluster); it returns their fitness in order. ``patience``: stop after this many
+    generations in a row without a better best fitness (None: all ``generations``); the
+    result's ``stopped_early`` says whether it did.
+
+    Examples
+    --------
+    >>> r = genetic_search(3, lambda g: float(sum(g)), population=4, generations=50,
+    ...                    patience=2)
+    >>> r.best, r.fitness
+    ((1, 1, 1), 3.0)
     """
     if selection not in ("tournament", "roulette"):
         raise InvalidInputError("offload.search: selection must be 'tournament' or 'roulette'; "
@@ -122,12 +133,17 @@ def genetic_search(n_genes: int, fitness: Callable[[Gene], float], *, budget: in
     pop = _seeded(seeds, n_genes, population)
     pop += [tuple(rng.randint(0, 1) for _ in range(n_genes)) for _ in range(population - len(pop))]
     history: list[float] = []
+    stopped = False
     for _ in range(generations):
         if evaluate_many is not None:
             f.prefetch(pop, evaluate_many)
         scored = sorted(((f(g), g) for g in pop), key=lambda t: t[0], reverse=True)
         history.append(max(f.cache.values(), default=0.0))
         if f.exhausted() or len(f.cache) >= space:
+            break
+        if patience is not None and len(history) > patience \
+                and history[-1] <= history[-1 - patience]:
+            stopped = True
             break
         nxt = [g for _, g in scored[:elite]]
         while len(nxt) < population:
@@ -140,7 +156,7 @@ def genetic_search(n_genes: int, fitness: Callable[[Gene], float], *, budget: in
             nxt.append(child)
         pop = nxt
     best = max(f.cache.items(), key=lambda kv: kv[1])
-    return GAResult(best[0], best[1], f.new, history, f.cache)
+    return GAResult(best[0], best[1], f.new, history, f.cache, stopped)
 
 
 def exhaustive_search(n_genes: int, fitness: Callable[[Gene], float], *,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -49,7 +49,8 @@ class GAOptions:
 
     ``selection``: ``"tournament"`` or ``"roulette"``; ``mutation_rate`` defaults to 1 /
     number of genes; ``exhaustive``: also measure every gene to check the GA (default: when
-    there are at most 4 genes, 6 for the FPGA step).
+    there are at most 4 genes, 6 for the FPGA step); ``patience``: stop after this many
+    generations without a better fitness (None: run all ``generations``).
     """
 
     population: int = 8
@@ -59,6 +60,7 @@ class GAOptions:
     crossover_rate: float = 0.9
     mutation_rate: float | None = None
     exhaustive: bool | None = None
+    patience: int | None = 5
 
     def __post_init__(self) -> None:
         _int("GAOptions", "population", self.population, 2, 10_000)
@@ -71,6 +73,8 @@ class GAOptions:
             _real("GAOptions", "mutation_rate", self.mutation_rate, 0.0, 1.0)
         if self.exhaustive is not None and not isinstance(self.exhaustive, bool):
             raise _bad("GAOptions", "exhaustive", "True, False or None", self.exhaustive)
+        if self.patience is not None:
+            _int("GAOptions", "patience", self.patience, 1)
 
     def ga_kwargs(self) -> dict[str, Any]:
         """Keyword arguments of ``genetic_search`` (all but ``exhaustive``)."""
@@ -86,6 +90,22 @@ class MeasureOptions:
     fitness); ``confirm``: the fittest genes measured again back to back after the search
     (0: off); ``thread_tolerance``: the numba thread amount is the smallest count within this
     fraction of the best.
+
+    Search cost: ``prune``: a candidate whose static-model time
+    (:mod:`hetlab.offload.searching.model`) is more than ``prune`` × the best measured time
+    is not run (counted in ``plan.pruned``; None: run every candidate); ``cut``: a candidate
+    whose timed call is more than ``cut`` × the best measured time gets no further repeats
+    (None: all ``repeats``); ``predictor``: ``predictor(loops, serial_s) -> seconds`` in place
+    of the static model (tests inject one).
+
+    Among other work: ``among_work`` calls of the chosen plan, each right after NumPy/BLAS
+    work and on fresh copies of the arguments, are timed in the confirmation
+    (``plan.among_work_s``; 0: off).
+
+    Load: ``busy_fraction``: the search warns (``plan.load.busy``, the ``hetlab.offload``
+    logger) when other processes used more than this fraction of the cores on average
+    (:mod:`hetlab.offload.searching.load`); ``load_probe``: the reading function (tests inject
+    one; default ``/proc/stat`` and ``os.getloadavg``).
     """
 
     repeats: int = 3
@@ -93,6 +113,12 @@ class MeasureOptions:
     timeout_factor: float = 20.0
     confirm: int = 3
     thread_tolerance: float = 0.1
+    prune: float | None = 3.0
+    cut: float | None = 2.0
+    among_work: int = 5
+    busy_fraction: float = 0.25
+    predictor: Callable[[Sequence[str], float], float] | None = None
+    load_probe: Callable[[], Any] | None = None
 
     def __post_init__(self) -> None:
         _int("MeasureOptions", "repeats", self.repeats, 1)
@@ -100,6 +126,16 @@ class MeasureOptions:
         _real("MeasureOptions", "timeout_factor", self.timeout_factor, 0.0, open_lo=True)
         _int("MeasureOptions", "confirm", self.confirm, 0)
         _real("MeasureOptions", "thread_tolerance", self.thread_tolerance, 0.0)
+        if self.prune is not None:
+            _real("MeasureOptions", "prune", self.prune, 1.0, open_lo=True)
+        if self.cut is not None:
+            _real("MeasureOptions", "cut", self.cut, 1.0, open_lo=True)
+        _int("MeasureOptions", "among_work", self.among_work, 0)
+        _real("MeasureOptions", "busy_fraction", self.busy_fraction, 0.0, open_lo=True)
+        for name in ("predictor", "load_probe"):
+            value = getattr(self, name)
+            if value is not None and not callable(value):
+                raise _bad("MeasureOptions", name, "a callable or None", value)
 
 
 @dataclass(frozen=True)
@@ -117,10 +153,12 @@ class FpgaOptions:
             raise _bad("FpgaOptions", "board", "a board name or None", self.board)
 
 
+#: fields added after the keywords were deprecated: no old spelling
+_NEW = {"patience", "prune", "cut", "among_work", "busy_fraction", "predictor", "load_probe"}
 #: old keyword of ``search`` → (option object keyword, its field)
 LEGACY: dict[str, tuple[str, str]] = {
-    **{f.name: ("ga", f.name) for f in fields(GAOptions)},
-    **{f.name: ("measure", f.name) for f in fields(MeasureOptions)},
+    **{f.name: ("ga", f.name) for f in fields(GAOptions) if f.name not in _NEW},
+    **{f.name: ("measure", f.name) for f in fields(MeasureOptions) if f.name not in _NEW},
     "fpga_threshold": ("fpga", "threshold"),
     "board": ("fpga", "board"),
 }

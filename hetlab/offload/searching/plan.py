@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,8 +15,39 @@ from ..targets.base import Variant, alias_guard, wrap_like
 from ..targets.generate import transform
 from ..targets.registry import get_target, target_names
 from .ga import GAResult
+from .load import LoadRecord
 
-__all__ = ["Plan"]
+__all__ = ["Plan", "with_threads"]
+
+
+def with_threads(impl: Callable[..., Any], threads: int) -> Callable[..., Any]:
+    """``impl`` run on ``threads`` numba threads: set around each call, restored after.
+
+    ``numba.set_num_threads`` is per calling thread, so this changes nothing for other
+    threads; the count is capped at ``numba.config.NUMBA_NUM_THREADS``.
+
+    Examples
+    --------
+    >>> import numba
+    >>> before = numba.get_num_threads()
+    >>> with_threads(lambda: numba.get_num_threads(), 1)()
+    1
+    >>> numba.get_num_threads() == before
+    True
+    """
+    import numba
+
+    n = max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))
+
+    def call(*args: Any) -> Any:
+        before = numba.get_num_threads()
+        numba.set_num_threads(n)
+        try:
+            return impl(*args)
+        finally:
+            numba.set_num_threads(before)
+
+    return call
 
 
 def _plan_name(target: str) -> str:
@@ -74,6 +106,25 @@ class Plan:
     fpga: Any = None
     #: fpga plans: the modeled board
     board: str = ""
+    #: search cost: candidates not run because the static model predicted them more than
+    #: ``MeasureOptions.prune`` × the best measured time; candidates measured (GA and
+    #: exhaustive, the serial baseline not counted); how many of them, and the wall time
+    #: (s, from the start of ``search``), until the chosen one was measured (0 and NaN when
+    #: the serial baseline was kept); the whole search's wall time (s)
+    pruned: int = 0
+    evaluations: int = 0
+    evaluations_to_best: int = 0
+    seconds_to_best: float = math.nan
+    search_s: float = math.nan
+    #: the plan and the serial njit timed the way a program calls them: each call right after
+    #: NumPy/BLAS work, on fresh inputs (medians, s; NaN when not measured)
+    among_work_s: float = math.nan
+    serial_among_work_s: float = math.nan
+    #: the plan among the same work with the BLAS held to one thread (threadpoolctl; NaN
+    #: without it)
+    among_work_blas1_s: float = math.nan
+    #: the machine's load during the search (:class:`~hetlab.offload.searching.load.LoadRecord`)
+    load: LoadRecord | None = None
 
     @property
     def loops(self) -> list[str]:
@@ -116,11 +167,18 @@ class Plan:
         ``on_alias="raise"`` (default) refuses such a call with
         :class:`~hetlab.errors.InvalidInputError` naming the two arguments;
         ``on_alias="serial"`` runs the original function on it instead.
+
+        A numba plan with a :attr:`thread_choice` runs each call on that many threads
+        (``numba.set_num_threads`` around the call, the caller's count restored after, also
+        when the call raises); capped at ``numba.config.NUMBA_NUM_THREADS``.
         """
         variant = self.variant()
         if variant.guard is None:  # built elsewhere (a worker, an older plan): check anyway
             variant.guard = alias_guard(self.report)
-        return wrap_like(self.report.source.fn, variant.compile(on_alias))
+        impl = variant.compile(on_alias)
+        if self.thread_choice is not None and any(self.best):  # set for CPU plans only
+            impl = with_threads(impl, self.thread_choice)
+        return wrap_like(self.report.source.fn, impl)
 
     def source(self, target: str | None = None) -> str:
         """The generated source of the chosen variant (or of another searched target's)."""
@@ -233,6 +291,17 @@ class Plan:
             moved = (f"; transfers {nv['copies']} copies / {nv['bytes']} B per-launch → "
                      f"{rd['copies']} / {rd['bytes']} B reduced")
         notes = "".join(f"\nnote: {n}" for n in self.notes)
+        found = (f"best after {self.evaluations_to_best} ({self.seconds_to_best:.3g} s)"
+                 if self.evaluations_to_best else "best: the baseline")
+        cost = (f"; search {self.search_s:.3g} s, {self.evaluations} candidates measured, "
+                f"{self.pruned} pruned by the static model, {found}"
+                if math.isfinite(self.search_s) else "")
+        if math.isfinite(self.among_work_s):
+            cost += (f"; among NumPy/BLAS work {self.among_work_s * 1e3:.3g} ms vs serial "
+                     f"{self.serial_among_work_s * 1e3:.3g} ms")
+            if math.isfinite(self.among_work_blas1_s):
+                cost += f", {self.among_work_blas1_s * 1e3:.3g} ms with BLAS on 1 thread"
+        load = f"\nload: {self.load.describe()}" if self.load is not None else ""
         blk = f", replace function blocks {', '.join(self.blocks)}" if self.blocks else ""
         if self.modeled and self.loops:
             blk += (f" as FPGA kernels; time MODELED (host part measured, kernels by the "
@@ -249,7 +318,7 @@ class Plan:
                 f"njit {self.serial_s * 1e3:.3g} ms ({self.speedup:.2f}×), njit(parallel=True) "
                 f"auto {self.auto_s * 1e3:.3g} ms; verified={self.verified}; GA best "
                 f"{self.ga.fitness:.2f}× after {self.ga.evaluations} evaluations{ex}{thr}"
-                f"{moved}{notes}")
+                f"{moved}{cost}{notes}{load}")
 
     def __repr__(self) -> str:
         return self.summary() + "\n" + self.table().to_string()

@@ -1,0 +1,341 @@
+"""The catalogue: tensor statements (:mod:`.contraction`) matched to library calls, as NumPy code
+numba's ``njit`` compiles.
+
+========================== ===================================== ================================
+entry                      statement shape                       emitted
+========================== ===================================== ================================
+matmul (GEMM, α, β, ᵀ)     ``C[i,j] += α A[i,k] B[k,j]`` any     ``C[…] += α * A @ B`` (``.T`` per
+                           index order                           transposed operand or output)
+matvec (GEMV, ᵀ)           ``y[i] += A[i,j] x[j]`` / ``A[j,i]``  ``y[…] += A @ x`` / ``A.T @ x``
+dot                        ``s += x[i] y[i]``                    ``s += np.dot(x, y)``
+outer / rank-1             ``A[i,j] (+)= x[i] y[j]``             ``np.outer(x, y)``
+rank-2k                    two matmul terms in one update        ``A @ B.T + B @ A.T``
+batched-matmul             ``C[b,i,j] += A[b,i,k] B[b,k,j]``     a loop of ``@`` per batch
+contraction                several free or summed indices        reshapes + ``@``
+sum / mean                 ``s[j] += X[i,j]`` (then ``/= n``)    ``np.sum(X, axis=0)``
+axpy / copy / transpose    ``y[i] += a x[i]``, ``B[j,i] = A[i,j]`` array expressions
+scal                       ``C[i,j] *= β``                       ``C[…] *= β``
+(epilogue)                 any other elementwise statement       kept as a fused loop
+========================== ===================================== ================================
+
+A statement with a summed index that is none of these is no match (the whole nest stays a
+loop nest). Sliced operands of ``@`` are wrapped in ``np.ascontiguousarray``; ``C[i,j] = 0``
+followed by ``C[i,j] += …`` becomes one ``=``. numba has no ``np.einsum``: contractions over
+several indices are reshapes and one ``@``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from .contraction import Ref, Stmt, TensorNest, Term
+
+__all__ = ["emit", "LIBRARY"]
+
+#: entries that are library calls (a nest needs one of them to be a block)
+LIBRARY = frozenset({"matmul", "matvec", "dot", "outer", "rank-1", "rank-2k", "batched-matmul",
+                     "contraction", "sum", "mean", "axpy", "transpose", "scal"})
+_EXTENT = re.compile(r"^(\w+\.shape\[\d+\]|len\(\w+\)|\d+)$")
+
+
+class _NoMatch(Exception):
+    pass
+
+
+class _Emitter:
+    def __init__(self, nest: TensorNest) -> None:
+        self.nest = nest
+        self.temps = set(nest.temps.values())
+        self.lines: list[str] = []
+        self.k = 0
+
+    def fresh(self) -> str:
+        self.k += 1
+        return f"_hbt{self.k}"
+
+    # -- operands ------------------------------------------------------------------------
+    def sliced(self, r: Ref) -> tuple[str, bool]:
+        """``r``'s array restricted to its loops' ranges; True when that is the whole array."""
+        if r.name in self.temps:
+            return r.name, True
+        parts = []
+        for d, v in enumerate(r.idx):
+            start, stop = self.nest.bounds[v]
+            if start == "0" and (stop == f"{r.name}.shape[{d}]"
+                                 or (d == 0 and stop == f"len({r.name})")):
+                parts.append(":")
+                continue
+            stop = stop if _EXTENT.match(stop) else f"max({stop}, 0)"
+            parts.append(f"{'' if start == '0' else start}:{stop}")
+        if all(p == ":" for p in parts):
+            return r.name, True
+        return f"{r.name}[{', '.join(parts)}]", False
+
+    def target(self, r: Ref) -> str:
+        if not r.idx or r.name in self.temps:
+            return r.name
+        text, whole = self.sliced(r)
+        return text if not whole else f"{r.name}[{', '.join(':' for _ in r.idx)}]"
+
+    def oriented(self, r: Ref, order: list[str], contiguous: bool = False) -> str:
+        text, whole = self.sliced(r)
+        if contiguous and not whole:
+            text = f"np.ascontiguousarray({text})"
+        perm = tuple(r.idx.index(v) for v in order)
+        if perm == tuple(range(len(perm))):
+            return text
+        if len(perm) == 2:
+            return f"{text}.T"
+        return f"np.transpose({text}, {perm})"
+
+    @staticmethod
+    def orient(text: str, have: list[str], want: tuple[str, ...]) -> str:
+        perm = tuple(have.index(v) for v in want)
+        if perm == tuple(range(len(perm))):
+            return text
+        return f"{text}.T" if len(perm) == 2 else f"np.transpose({text}, {perm})"
+
+    # -- terms ---------------------------------------------------------------------------
+    def term(self, t: Term, out: tuple[str, ...]) -> tuple[str, str]:
+        """(entry, array expression in ``out``'s index order) of one term."""
+        if len(t.refs) == 1:
+            kind, text = self.unary(t.refs[0], out)
+        elif len(t.refs) == 2:
+            kind, text = self.binary(t.refs[0], t.refs[1], out)
+        elif not t.refs:
+            kind, text = "fill", ""
+        else:
+            raise _NoMatch("three factors")
+        coef = [c for c in t.coef if c not in ("1", "1.0")]
+        parts = [c if re.match(r"^[\w.]+$", c) else f"({c})" for c in coef]
+        text = " * ".join([*parts, text] if text else parts) or "1.0"
+        for d in t.div:
+            text += f" / {d}" if re.match(r"^[\w.]+$", d) else f" / ({d})"
+        return kind, text
+
+    def unary(self, x: Ref, out: tuple[str, ...]) -> tuple[str, str]:
+        if not set(out) <= set(x.idx):
+            raise _NoMatch("broadcast")
+        text, _ = self.sliced(x)
+        have = list(x.idx)
+        summed = [d for d, v in enumerate(x.idx) if v not in out]
+        if summed and not out:
+            return "sum", f"np.sum({text})"
+        for d in reversed(summed):
+            text = f"np.sum({text}, axis={d})"
+            del have[d]
+        kind = "sum" if summed else ("axpy" if tuple(have) == out else "transpose")
+        return kind, self.orient(text, have, out)
+
+    def binary(self, x: Ref, y: Ref, out: tuple[str, ...]) -> tuple[str, str]:
+        vx, vy = set(x.idx), set(y.idx)
+        if not set(out) <= vx | vy or (vx ^ vy) - set(out):
+            raise _NoMatch("an index summed over one factor only")
+        batch = [v for v in out if v in vx and v in vy]
+        fa = [v for v in out if v in vx and v not in vy]
+        fb = [v for v in out if v in vy and v not in vx]
+        k = [v for v in x.idx if v not in out]
+        if not k:
+            if batch and not fa and not fb:  # elementwise product
+                return "axpy", f"{self.oriented(x, list(out))} * {self.oriented(y, list(out))}"
+            if batch or len(fa) != 1 or len(fb) != 1:
+                raise _NoMatch("broadcast product")
+            res = (f"np.outer({self.oriented(x, fa, True)}, "
+                   f"{self.oriented(y, fb, True)})")
+            return "outer", self.orient(res, fa + fb, out)
+        if batch:
+            if len(batch) != 1 or len(k) != 1 or len(fa) > 1 or len(fb) > 1:
+                raise _NoMatch("batched shape")
+            a, b, r, q = self.fresh(), self.fresh(), self.fresh(), self.fresh()
+            self.lines += [
+                f"{a} = np.ascontiguousarray({self.oriented(x, batch + fa + k)})",
+                f"{b} = np.ascontiguousarray({self.oriented(y, batch + k + fb)})",
+                f"{r} = np.empty(({a}.shape[0]"
+                + (f", {a}.shape[1]" if fa else "") + (f", {b}.shape[-1]" if fb else "")
+                + f"), dtype={a}.dtype)",
+                f"for {q} in range({a}.shape[0]):",
+                f"    {r}[{q}] = {a}[{q}] @ {b}[{q}]"]
+            return "batched-matmul", self.orient(r, batch + fa + fb, out)
+        if len(fa) <= 1 and len(fb) <= 1 and len(k) == 1:
+            ea, eb = self.oriented(x, fa + k, True), self.oriented(y, k + fb, True)
+            if not fa and not fb:
+                return "dot", f"np.dot({ea}, {eb})"
+            kind = "matmul" if fa and fb else "matvec"
+            return kind, self.orient(f"({ea} @ {eb})", fa + fb, out)
+        a, b = self.fresh(), self.fresh()
+        self.lines += [f"{a} = np.ascontiguousarray({self.oriented(x, fa + k)})",
+                       f"{b} = np.ascontiguousarray({self.oriented(y, k + fb)})"]
+        nk = " * ".join(f"{a}.shape[{len(fa) + d}]" for d in range(len(k)))
+        am = f"{a}.reshape(({' * '.join(f'{a}.shape[{d}]' for d in range(len(fa)))}, {nk}))" \
+            if fa else f"{a}.reshape(({nk},))"
+        nb = " * ".join(f"{b}.shape[{len(k) + d}]" for d in range(len(fb)))
+        bm = f"{b}.reshape(({nk}, {nb}))" if fb else f"{b}.reshape(({nk},))"
+        dims = [f"{a}.shape[{d}]" for d in range(len(fa))] + \
+            [f"{b}.shape[{len(k) + d}]" for d in range(len(fb))]
+        res = f"({am} @ {bm})"
+        if len(dims) > 2 or len(fa) > 1 or len(fb) > 1:
+            res = f"{res}.reshape(({', '.join(dims)},))"
+        return "contraction", self.orient(res, fa + fb, out)
+
+    # -- statements ----------------------------------------------------------------------
+    def stmt(self, s: Stmt, op: str) -> str:
+        tgt = self.target(s.out)
+        if s.scale is not None:
+            self.lines.append(f"{tgt} {s.op} {s.scale}")
+            return "scal"
+        if s.terms is None:
+            return self.loop(s)
+        mark = len(self.lines)
+        try:
+            got = [self.term(t, s.out.idx) for t in s.terms]
+        except _NoMatch:
+            if s.summed:
+                raise
+            del self.lines[mark:]
+            return self.loop(s)
+        kinds = [g[0] for g in got]
+        if "fill" in kinds and (len(kinds) > 1 or s.out.name in self.temps or op != "="):
+            if s.summed:
+                raise _NoMatch("constant summed")
+            return self.loop(s)
+        rhs = " + ".join(g[1] for g in got).replace("+ -1 * ", "- ")
+        if s.out.name in self.temps and op == "=" and kinds in (["axpy"], ["transpose"]) \
+                and len(s.terms[0].coef) == 0:
+            rhs = f"np.copy({rhs})"  # a fresh temporary, not a view
+        self.lines.append(f"{tgt} {op} {rhs}")
+        if kinds == ["fill"]:
+            return "fill"
+        if len(kinds) == 2 and kinds == ["matmul", "matmul"] and op == "+=":
+            return "rank-2k"
+        if kinds == ["axpy"] and not s.summed and op == "=":
+            refs = s.terms[0].refs
+            if refs == (s.out,):
+                return "scal"
+            return "copy" if not s.terms[0].coef and not s.terms[0].div else "axpy"
+        if kinds == ["sum"] and s.terms[0].div and s.out.idx:
+            return "mean"
+        if len(set(kinds)) == 1:
+            return kinds[0] if not (kinds[0] == "outer" and op == "+=") else "rank-1"
+        return "+".join(kinds)
+
+    def loop(self, s: Stmt) -> str:
+        """An elementwise statement kept as a loop (temporaries read as their elements)."""
+        if s.summed or (s.out.name in self.temps and s.op == "=" and not self.defined(s)):
+            raise _NoMatch("loop")
+        node = _Temps(self.nest.temps, s).visit(ast.parse(ast.unparse(s.node)).body[0])
+        pad = ""
+        for v in s.vars:
+            start, stop = self.nest.bounds[v]
+            self.lines.append(f"{pad}for {v} in range({start}, {stop}):")
+            pad += "    "
+        self.lines.append(pad + ast.unparse(ast.fix_missing_locations(node)))
+        return "epilogue"
+
+    def defined(self, s: Stmt) -> bool:
+        return any(line.startswith(f"{s.out.name} ") for line in self.lines)
+
+
+class _Temps(ast.NodeTransformer):
+    """Scalar temporaries read in an epilogue → their element of the temporary array."""
+
+    def __init__(self, temps: dict[str, str], s: Stmt) -> None:
+        idx = {r.name: r.idx for r in (s.out, *s.reads)}
+        self.to = {o: (t, idx[t]) for o, t in temps.items() if t in idx}
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id not in self.to:
+            return node
+        t, idx = self.to[node.id]
+        sub = ast.Tuple([ast.Name(v, ast.Load()) for v in idx], ast.Load()) if len(idx) > 1 \
+            else ast.Name(idx[0], ast.Load())
+        return ast.copy_location(ast.Subscript(ast.Name(t, ast.Load()), sub, node.ctx), node)
+
+
+def emit(nest: TensorNest) -> tuple[str, str] | None:
+    """(entry name, NumPy statements) replacing ``nest``, or None when not in the catalogue.
+
+    Parameters
+    ----------
+    nest : TensorNest
+        A normalized nest that :func:`.contraction.legal` accepted.
+
+    Returns
+    -------
+    tuple of str or None
+        The entry (``"matmul"``, ``"matvec+matvec"``, ``"sum+scal"`` …) and the replacement
+        source (one statement per line; a batched product or an epilogue adds loops).
+    """
+    em = _Emitter(nest)
+    kinds: list[tuple[str, Stmt]] = []
+    stmts = nest.stmts
+    skip: set[int] = set()
+    try:
+        for n, s in enumerate(stmts):
+            if n in skip:
+                continue
+            op = s.op
+            nxt = next((m for m in range(n + 1, len(stmts))
+                        if stmts[m].out.name == s.out.name
+                        or any(r.name == s.out.name for r in stmts[m].reads)), None)
+            if _zero_init(s) and nxt is not None and stmts[nxt].op == "+=" \
+                    and stmts[nxt].out == s.out and stmts[nxt].terms is not None \
+                    and stmts[nxt].scale is None:
+                skip.add(nxt)
+                s, op = stmts[nxt], "="
+            elif s.out.name in em.temps and s.op != "=" and not em.defined(s):
+                return None
+            kinds.append((em.stmt(s, op), s))
+    except _NoMatch:
+        return None
+    _inline(em)
+    names = [k for k, _ in kinds]
+    if not any(k in LIBRARY or "+" in k for k in names):
+        return None
+    if not any(k not in ("scal", "fill", "epilogue", "copy", "axpy") for k in names) \
+            and len(nest.fors) > 1 and any(k == "epilogue" for k in names):
+        return None
+    shown = []
+    for n, (k, s) in enumerate(kinds):
+        later = [kk for kk, ss in kinds[n + 1:] if ss.out.name == s.out.name]
+        if (k == "sum" and s.out.idx and any(
+                kk == "scal" and ss.op == "/=" for kk, ss in kinds[n + 1:]
+                if ss.out.name == s.out.name)) or (k == "sum" and s.out.name in em.temps and any(
+                    t.div for _, ss in kinds[n + 1:] for t in ss.terms or ()
+                    if any(r.name == s.out.name for r in t.refs))):
+            k = "mean"
+        if k == "fill" or (k == "scal" and any(kk != "scal" for kk, _ in kinds)
+                           and (later or any(ss.out.name == s.out.name
+                                             for _, ss in kinds[:n]))):
+            continue
+        if k in shown and k == "epilogue":
+            continue
+        if k in ("copy", "axpy", "scal", "axpy+axpy", "axpy+scal") and s.terms and all(
+                r.name in em.temps or r == s.out for t in s.terms for r in t.refs) \
+                and len(kinds) > 1:
+            continue  # the write-back of a temporary
+        shown.append(k)
+    return "+".join(shown) or names[0], "\n".join(em.lines)
+
+
+def _inline(em: _Emitter) -> None:
+    """``_hb0 = R`` used once, in a later top-level line: R written in place of ``_hb0``."""
+    for t in sorted(em.temps):
+        word = re.compile(rf"\b{t}\b")
+        defs = [n for n, line in enumerate(em.lines) if line.startswith(f"{t} = ")]
+        uses = [n for n, line in enumerate(em.lines) if word.search(line) and n not in defs]
+        if len(defs) != 1 or len(uses) != 1 or em.lines[uses[0]].startswith(" ") \
+                or len(word.findall(em.lines[uses[0]])) != 1 or uses[0] < defs[0] \
+                or any(line.startswith("for ") for line in em.lines[defs[0]:uses[0]]):
+            continue
+        rhs = em.lines[defs[0]][len(t) + 3:]
+        if rhs.startswith("np.copy("):
+            rhs = rhs[len("np.copy("):-1]
+        em.lines[uses[0]] = word.sub(lambda _m, r=rhs: r if r.startswith("(") else f"({r})",
+                                     em.lines[uses[0]])
+        del em.lines[defs[0]]
+
+
+def _zero_init(s: Stmt) -> bool:
+    return s.op == "=" and s.terms is not None and len(s.terms) == 1 \
+        and not s.terms[0].refs and s.terms[0].coef in (("0",), ("0.0",))

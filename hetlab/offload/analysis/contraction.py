@@ -1,0 +1,402 @@
+"""A loop nest normalized into tensor statements: index sets, bounds, accesses, sums of products.
+
+:func:`normalize` reads one nest (``for`` loops over ``range`` with step 1 and bounds invariant
+in the nest, statements that are assignments) into a :class:`TensorNest`: each statement
+becomes ``out[O] op Σ_t c_t · Π_f X_f[I_f]`` — ``op`` one of ``=``, ``+=``, ``*=``, ``/=``,
+``O`` and ``I_f`` tuples of loop variables (a permutation is a transpose), ``c_t`` scalar
+factors (names and numbers invariant in the nest, anywhere in the product), and the loop
+variables of the statement not in ``O`` summed. ``x = x + e`` reads as ``x += e`` and
+``x -= e`` as ``x += -1 * e``. A scalar first assigned inside the nest (``s = 0.0`` then
+``s += …`` then ``C[i, j] = s``) is expanded to a temporary array over the loops around its
+first assignment. A statement that is not a sum of products (``C[i, j] = max(s, 0.0)``) is
+kept as written (``raw``): the catalogue may emit it as a fused loop.
+
+:func:`legal` says whether running each statement over its whole index set, one statement
+after the other (loop distribution), computes what the nest computes. When unsure, it says no:
+bounds that depend on loop variables (triangular), subscripts that are not plain loop
+variables (offsets, indirection), an output read by its own contraction, arrays that may share
+storage (:mod:`.aliases`), or two statements touching one array where an element would be
+reached in a different iteration of a loop around both.
+
+>>> import ast
+>>> src = '''
+... for i in range(n):
+...     for j in range(0, C.shape[1]):
+...         C[i, j] *= beta
+...         for k in range(len(B)):
+...             C[i, j] = C[i, j] + alpha * A[i, k] * B[k, j]
+... '''
+>>> nest = normalize(ast.parse(src).body[0])
+>>> [(s.out, s.op, [t.coef for t in s.terms]) for s in nest.stmts][1]
+(Ref(name='C', idx=('i', 'j')), '+=', [('alpha',)])
+>>> nest.bounds["k"]
+('0', 'len(B)')
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+__all__ = ["Ref", "Term", "Stmt", "TensorNest", "normalize", "legal", "TEMP_PREFIX"]
+
+#: prefix of the temporary arrays scalar temporaries are expanded to
+TEMP_PREFIX = "_hb"
+
+
+@dataclass(frozen=True)
+class Ref:
+    """An array element ``name[idx]`` with plain loop-variable subscripts (``idx == ()``: a
+    scalar)."""
+
+    name: str
+    idx: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Term:
+    """``Π coef · Π refs / Π div``: scalar factors (source text), element factors, divisors."""
+
+    coef: tuple[str, ...]
+    refs: tuple[Ref, ...]
+    div: tuple[str, ...] = ()
+
+
+@dataclass
+class Stmt:
+    """One statement of the nest: ``out op Σ terms`` inside the loops ``loops`` (outer first).
+
+    ``terms`` is None for a statement kept as written (``raw``, its AST in ``node``);
+    ``scale`` is the scalar text of ``*=``/``/=``.
+    """
+
+    loops: tuple[int, ...]
+    vars: tuple[str, ...]
+    out: Ref
+    op: str
+    terms: list[Term] | None
+    node: ast.stmt
+    scale: str | None = None
+    reads: tuple[Ref, ...] = ()
+
+    @property
+    def summed(self) -> tuple[str, ...]:
+        return tuple(v for v in self.vars if v not in self.out.idx)
+
+
+@dataclass
+class TensorNest:
+    """The statements of one nest, the bounds ``(start, stop)`` of its variables (source
+    text, step 1), the scalar temporaries expanded, the scalars accumulated into."""
+
+    bounds: dict[str, tuple[str, str]]
+    stmts: list[Stmt]
+    fors: list[ast.For]
+    temps: dict[str, str] = field(default_factory=dict)
+    written: set[str] = field(default_factory=set)
+
+    @property
+    def scalar_outputs(self) -> set[str]:
+        return {s.out.name for s in self.stmts if not s.out.idx and s.out.name not in
+                self.temps.values()}
+
+
+class _Fail(Exception):
+    """Not a nest this module normalizes."""
+
+
+def _name(node: ast.AST) -> str | None:
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _is_zero(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float) \
+        and node.value == 0
+
+
+class _Reader:
+    def __init__(self) -> None:
+        self.bounds: dict[str, tuple[str, str]] = {}
+        self.stmts: list[Stmt] = []
+        self.fors: list[ast.For] = []
+
+    def loop(self, node: ast.For, loops: tuple[int, ...], vs: tuple[str, ...]) -> None:
+        var, it = _name(node.target), node.iter
+        if var is None or node.orelse or var in vs:
+            raise _Fail("loop target")
+        if not (isinstance(it, ast.Call) and _name(it.func) == "range" and not it.keywords
+                and 1 <= len(it.args) <= 3):
+            raise _Fail("not range")
+        args = it.args
+        if len(args) == 3 and not (isinstance(args[2], ast.Constant) and args[2].value == 1):
+            raise _Fail("step")
+        start = args[0] if len(args) > 1 else ast.Constant(0)
+        stop = args[1] if len(args) > 1 else args[0]
+        if not (isinstance(start, ast.Constant) and type(start.value) is int
+                and start.value >= 0) and not _extent(start):
+            raise _Fail("start")  # a start that may be negative would wrap around
+        for e in (start, stop):
+            if any(isinstance(n, ast.Name) and n.id in vs for n in ast.walk(e)):
+                raise _Fail("triangular bounds")
+        bounds = (ast.unparse(start), ast.unparse(stop))
+        if self.bounds.setdefault(var, bounds) != bounds:
+            raise _Fail("one variable, two ranges")  # sibling loops reusing a name
+        self.fors.append(node)
+        self.body(node.body, (*loops, id(node)), (*vs, var))
+
+    def body(self, stmts: list[ast.stmt], loops: tuple[int, ...], vs: tuple[str, ...]) -> None:
+        for s in stmts:
+            if isinstance(s, ast.For):
+                self.loop(s, loops, vs)
+            elif isinstance(s, (ast.Assign, ast.AugAssign)):
+                self.stmts.append(self.stmt(s, loops, vs))
+            else:
+                raise _Fail(type(s).__name__)
+
+    def ref(self, node: ast.AST, vs: tuple[str, ...]) -> Ref | None:
+        if isinstance(node, ast.Name):
+            return Ref(node.id, ())
+        if not isinstance(node, ast.Subscript) or _name(node.value) is None:
+            return None
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        idx = tuple(_name(p) for p in parts)
+        if any(v is None or v not in vs for v in idx) or len(set(idx)) != len(idx):
+            return None
+        return Ref(node.value.id, idx)  # type: ignore[union-attr, arg-type]
+
+    def terms(self, node: ast.AST, vs: tuple[str, ...]) -> list[Term] | None:
+        """``node`` as a sum of products, or None."""
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            a, b = self.terms(node.left, vs), self.terms(node.right, vs)
+            if a is None or b is None:
+                return None
+            if isinstance(node.op, ast.Sub):
+                b = [Term(("-1", *t.coef), t.refs, t.div) for t in b]
+            return a + b
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            a = self.terms(node.operand, vs)
+            return None if a is None else [Term(("-1", *t.coef), t.refs, t.div) for t in a]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            a, b = self.terms(node.left, vs), self.terms(node.right, vs)
+            if a is None or b is None:
+                return None
+            return [Term(x.coef + y.coef, x.refs + y.refs, x.div + y.div) for x in a for y in b]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            a = self.terms(node.left, vs)
+            if a is None or not self.scalar(node.right, vs):
+                return None
+            return [Term(t.coef, t.refs, (*t.div, ast.unparse(node.right))) for t in a]
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            return [Term((repr(node.value),), ())]
+        if isinstance(node, ast.Name):
+            if node.id in vs:
+                return None  # a loop index used as a value
+            return [Term((), (Ref(node.id, ()),))]  # resolved later: scalar factor or temp
+        r = self.ref(node, vs)
+        return None if r is None or not r.idx else [Term((), (r,))]
+
+    def scalar(self, node: ast.AST, vs: tuple[str, ...]) -> bool:
+        """A scalar expression of names and numbers (no subscripts, calls or loop variables)."""
+        return all(isinstance(n, (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator,
+                                  ast.unaryop, ast.expr_context)) for n in ast.walk(node)) \
+            and not any(isinstance(n, ast.Name) and n.id in vs for n in ast.walk(node))
+
+    def stmt(self, s: ast.Assign | ast.AugAssign, loops: tuple[int, ...],
+             vs: tuple[str, ...]) -> Stmt:
+        if isinstance(s, ast.Assign):
+            if len(s.targets) != 1:
+                raise _Fail("multiple targets")
+            target, value, op = s.targets[0], s.value, "="
+            if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub)):
+                same = ast.unparse(value.left) == ast.unparse(target)
+                if same or (isinstance(value.op, ast.Add)
+                            and ast.unparse(value.right) == ast.unparse(target)):
+                    op = "+="
+                    rest = value.right if same else value.left
+                    value = ast.UnaryOp(ast.USub(), rest) if isinstance(value.op, ast.Sub) \
+                        else rest
+        else:
+            target, value = s.target, s.value
+            ops = {ast.Add: "+=", ast.Sub: "+=", ast.Mult: "*=", ast.Div: "/="}
+            op = ops.get(type(s.op), "")
+            if not op:
+                raise _Fail("operator")
+            if isinstance(s.op, ast.Sub):
+                value = ast.UnaryOp(ast.USub(), value)
+        out = self.ref(target, vs)
+        if out is None:
+            raise _Fail("target")
+        reads = self.reads(value, vs)
+        if op in ("*=", "/="):
+            if not self.scalar(value, vs):
+                raise _Fail("scaling by a non-scalar")
+            return Stmt(loops, vs, out, op, [], s, ast.unparse(value), reads)
+        return Stmt(loops, vs, out, op, self.terms(value, vs), s, None, reads)
+
+    def reads(self, node: ast.AST, vs: tuple[str, ...]) -> tuple[Ref, ...]:
+        """Every array element and scalar name read; a subscript that is not plain loop
+        variables fails (its element cannot be placed)."""
+        out: list[Ref] = []
+
+        def visit(n: ast.AST) -> None:
+            if isinstance(n, ast.Subscript):
+                r = self.ref(n, vs)
+                if r is None:
+                    raise _Fail("subscript")
+                out.append(r)
+                return
+            if isinstance(n, ast.Name) and n.id not in vs:
+                out.append(Ref(n.id, ()))
+            for c in ast.iter_child_nodes(n):
+                visit(c)
+
+        visit(node)
+        return tuple(out)
+
+
+def _extent(node: ast.AST) -> bool:
+    """``X.shape[d]`` or ``len(X)``: never negative."""
+    return (isinstance(node, ast.Call) and _name(node.func) == "len" and len(node.args) == 1
+            and _name(node.args[0]) is not None) \
+        or (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "shape" and _name(node.value.value) is not None
+            and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int)
+
+
+def normalize(root: ast.For) -> TensorNest | None:
+    """The nest rooted at ``root`` as tensor statements, or None when it is not one.
+
+    Parameters
+    ----------
+    root : ast.For
+        The outermost loop of the nest.
+
+    Returns
+    -------
+    TensorNest or None
+        Scalars first assigned in the nest are expanded to temporaries ``_hb<k>`` indexed by
+        the loops around their first assignment; scalar names only read are scalar factors.
+    """
+    r = _Reader()
+    try:
+        r.loop(root, (), ())
+    except _Fail:
+        return None
+    written = {n.id for f in r.fors for n in ast.walk(f)
+               if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    for start, stop in r.bounds.values():
+        names = {n.id for n in ast.walk(ast.parse(f"({start}, {stop})"))
+                 if isinstance(n, ast.Name)}
+        if names & written:
+            return None  # an extent changed inside the nest
+    nest = TensorNest(r.bounds, r.stmts, r.fors, written=written)
+    if not _expand_scalars(nest):
+        return None
+    return nest
+
+
+def _expand_scalars(nest: TensorNest) -> bool:
+    """Scalar temporaries → temporary arrays; read-only scalars → coefficients. False when a
+    scalar is used in a way this cannot express."""
+    firsts: dict[str, Stmt] = {}
+    for s in nest.stmts:
+        if not s.out.idx and s.out.name not in firsts:
+            firsts[s.out.name] = s
+    temps = {n: f"{TEMP_PREFIX}{k}" for k, n in enumerate(sorted(
+        n for n, s in firsts.items() if s.op == "="))}
+    for name, first in firsts.items():
+        if name in temps:
+            where = first.loops
+            for s in nest.stmts:
+                uses = s.out.name == name or any(r.name == name for r in s.reads)
+                if uses and s.loops[:len(where)] != where:
+                    return False  # used outside the loops of its first assignment
+                if any(r.name == name for r in s.reads) and s.out.name != name \
+                        and s.loops != where:
+                    return False  # read deeper than it was set: not one element per iteration
+        else:  # accumulated into: only `+=` sums, never read by another statement
+            for s in nest.stmts:
+                if s.out.name == name and s.op != "+=":
+                    return False
+                if any(r.name == name for r in s.reads) and s.out.name != name:
+                    return False
+    nest.temps = temps
+    depth = {n: len(firsts[n].loops) for n in temps}
+
+    def fix(r: Ref, vs: tuple[str, ...]) -> Ref:
+        return Ref(temps[r.name], vs[:depth[r.name]]) if r.name in temps else r
+
+    for s in nest.stmts:
+        s.out = fix(s.out, s.vars)
+        s.reads = tuple(fix(r, s.vars) for r in s.reads)
+        if s.terms is None:
+            continue
+        terms = []
+        for t in s.terms:
+            coef, refs = list(t.coef), []
+            for r in t.refs:
+                if r.idx or r.name in temps:
+                    refs.append(fix(r, s.vars))
+                elif r.name in nest.written:
+                    return False  # a scalar that changes inside the nest
+                else:
+                    coef.append(r.name)
+            terms.append(Term(tuple(coef), tuple(refs), t.div))
+        s.terms = terms
+    for s in nest.stmts:
+        if s.scale is not None and ({n.id for n in ast.walk(ast.parse(s.scale))
+                                     if isinstance(n, ast.Name)} & nest.written):
+            return False
+    return True
+
+
+def legal(nest: TensorNest, may_alias: object = None) -> str | None:
+    """Why distributing ``nest`` into whole-index-set statements would change its result
+    (None: it would not).
+
+    Parameters
+    ----------
+    nest : TensorNest
+    may_alias : callable (str, str) -> bool, optional
+        Whether two names may share storage (:meth:`.aliases.AliasInfo.may_alias`).
+    """
+    temps = set(nest.temps.values())
+    for s in nest.stmts:
+        names = {r.name for r in s.reads}
+        if s.summed and s.op not in ("+=",):
+            return f"{s.out.name}: overwritten inside a loop it does not depend on"
+        if s.out.name in names:
+            same = all(r == s.out for r in s.reads if r.name == s.out.name)
+            if s.summed or not same:
+                return f"{s.out.name}: read at another element by its own update"
+        if s.terms is not None and s.summed:
+            for t in s.terms:
+                free = set(s.summed) - {v for r in t.refs for v in r.idx}
+                if free:
+                    return f"{s.out.name}: a term repeated over {sorted(free)}"
+    arrays = {r.name for s in nest.stmts for r in (s.out, *s.reads) if r.idx} - temps
+    outs = {s.out.name for s in nest.stmts if s.out.idx} - temps
+    if callable(may_alias):
+        for w in outs:
+            for x in arrays:
+                if x != w and may_alias(w, x):
+                    return f"{w} and {x} may share storage"
+    # two statements touching one array: each loop around both must be a subscript of both
+    for a_i, a in enumerate(nest.stmts):
+        for b in nest.stmts[a_i + 1:]:
+            common = [v for v, la, lb in zip(a.vars, a.loops, b.loops, strict=False)
+                      if la == lb]
+            acc_a = [(a.out, True), *((r, False) for r in a.reads)]
+            acc_b = [(b.out, True), *((r, False) for r in b.reads)]
+            for ra, wa in acc_a:
+                for rb, wb in acc_b:
+                    if ra.name != rb.name or not (wa or wb):
+                        continue
+                    if not ra.idx and not rb.idx and ra.name not in temps:
+                        if ra.name in nest.scalar_outputs:
+                            continue  # sums into one scalar: order-free
+                        return f"{ra.name}: a scalar shared by two statements"
+                    for v in common:
+                        if not any(p == q == v for p, q in zip(ra.idx, rb.idx, strict=False)):
+                            return f"{ra.name}: reached in another iteration of {v}"
+    return None
