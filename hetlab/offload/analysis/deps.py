@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from ..front.affine import Affine
 from ..front.loops import Access, Loop, trip_span
 
-__all__ = ["Dependence", "carried_dependences", "unmodelable_subscripts"]
+__all__ = ["Dependence", "carried_dependences", "coupled_infeasible", "unmodelable_subscripts"]
 
 _INF = math.inf
 #: the atom ``d ≥ 1`` separating the two iterations of L (":" keeps it apart from user names)
@@ -149,6 +149,7 @@ def _may_depend(a: Access, b: Access, loops: list[Loop], L: Loop, pos: int,
         return False
     if _D not in binder.ranges:  # L's step unknown: the two iterations are unrelated atoms
         return True
+    eqs: list[Affine] = []
     for fa, fb in zip(a.subs, b.subs, strict=False):
         if fa is None or fb is None:
             continue
@@ -160,7 +161,45 @@ def _may_depend(a: Access, b: Access, loops: list[Loop], L: Loop, pos: int,
             continue  # a symbol that does not cancel: unknown offset
         if _bound_test(eq, binder.ranges):
             return False
-    return True
+        eqs.append(eq)
+    return not coupled_infeasible(eqs, binder.ranges)
+
+
+def coupled_infeasible(eqs: list[Affine], ranges: dict[str, tuple[float, float]]) -> bool:
+    """True when the subscript equations ``eqs`` (all ``= 0``, over atoms with ``ranges``)
+    have no common integer solution, found by elimination: an atom with coefficient ±1 in one
+    equation is solved for and substituted into the others, and every equation so derived gets
+    the GCD and bounds test. Coupled subscripts need it: ``cov[i, j]`` and ``cov[j, i]``
+    written by iterations ``i₁ < i₂`` of ``for i: for j in range(i + 1)`` meet only where
+    ``i₁ = j = i₂``; each dimension alone has a solution, the pair has none. Dropping the
+    eliminated atom's range only relaxes the system, so a proof stays a proof.
+
+    Examples
+    --------
+    >>> from hetlab.offload.front.affine import Affine
+    >>> r = {"a": (0.0, 9.0), "d": (1.0, 9.0)}
+    >>> coupled_infeasible([Affine({"a": -1}), Affine({"a": 1, "d": -1})], r)  # a=0, a=d≥1
+    True
+    >>> coupled_infeasible([Affine({"a": -1}), Affine({"a": 1, "d": -1}, 1)], r)  # d = 1
+    False
+    """
+    todo = [e for e in eqs if e.coefs]
+    for _ in range(len(todo)):
+        pick = next(((k, atom) for k, e in enumerate(todo) for atom, c in e.coefs.items()
+                     if abs(c) == 1 and any(atom in o.coefs for o in todo if o is not e)),
+                    None)
+        if pick is None:
+            return False
+        k, atom = pick
+        e = todo.pop(k)
+        c = e.coefs[atom]
+        rest = Affine({x: v for x, v in e.coefs.items() if x != atom}, e.const, e.opaque)
+        value = rest.scale(-c)  # c·atom + rest = 0 with c = ±1: atom = −c·rest
+        todo = [o.substitute(atom, value) for o in todo]
+        if any(_bound_test(o, ranges) for o in todo):
+            return True
+        todo = [o for o in todo if o.coefs]
+    return False
 
 
 def _distance(a: Access, b: Access, loops: list[Loop], pos: int) -> tuple[int | str, ...]:

@@ -15,6 +15,7 @@ from .aliases import AliasInfo, alias_info
 from .blocks import Block, find_blocks
 from .deps import Dependence, carried_dependences, unmodelable_subscripts
 from .scalars import exposed_reads, live_after, reduction_op, written_names
+from .transforms import Transforms, find_transforms
 
 __all__ = ["LoopReport", "Report", "analyze"]
 
@@ -80,6 +81,8 @@ class Report:
     blocks: list[Block] = field(default_factory=list)
     #: which names may share storage, which parameters may be written (:mod:`.aliases`)
     aliases: AliasInfo = field(default=None, repr=False)  # type: ignore[assignment]
+    #: loop transformations found legal (:mod:`hetlab.offload.analysis.transforms`)
+    transforms: Transforms = field(default_factory=Transforms)
 
     def __post_init__(self) -> None:
         if self.aliases is None:
@@ -137,6 +140,7 @@ class Report:
             lines.append(f"  {r['loop']:>4} line {r['line']:<4} {r['nest']:<16} "
                          f"{r['verdict']:<11} {r['why']}")
         lines += [f"  block {b}" for b in self.blocks]
+        lines += [f"  transform {t}" for t in self.transforms.lines()]
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
@@ -154,6 +158,7 @@ class Report:
             out.append(f"<tr style='background:{colors[lp.verdict]}'>{cells}</tr>")
         out.append("</table>")
         out += [f"<p>block {html.escape(str(b))}</p>" for b in self.blocks]
+        out += [f"<p>transform {html.escape(t)}</p>" for t in self.transforms.lines()]
         out += [f"<p>note: {html.escape(n)}</p>" for n in self.notes]
         return "".join(out)
 
@@ -341,4 +346,5 @@ def analyze(fn: Callable[..., Any] | FunctionSource) -> Report:
     reports = [_analyze_loop(lp, tree.loops, tree, src.namespace, aliases, nonneg)
                for lp in tree.loops]
     return Report(src.name, src.params, reports, tree.notes, src,
-                  find_blocks(tree.loops, aliases), aliases)
+                  find_blocks(tree.loops, aliases), aliases,
+                  find_transforms(src.tree, tree, reports, aliases))

@@ -7,15 +7,40 @@ Front-end helpers shared by the loop tree (:mod:`.loops`) and the alias pass
 from __future__ import annotations
 
 import ast
+import sys
 import types
 from typing import Any
 
-__all__ = ["np_call_chain", "hidden_write"]
+__all__ = ["np_call_chain", "hidden_write", "imported_function"]
+
+
+#: modules whose functions a plain name imported from them (``from math import sqrt``) may be
+_NAME_MODULES = ("math", "cmath", "numpy")
+
+
+def imported_function(name: str, namespace: dict[str, Any]) -> list[str] | None:
+    """``["math", "sqrt"]`` when ``name`` is bound in ``namespace`` to the very function
+    ``math.sqrt`` (``from math import sqrt``, also renamed: ``from numpy import sqrt as s``),
+    else None. Only top-level functions of :data:`_NAME_MODULES` are recognized: a name
+    imported from ``numpy.random`` is not (its calls change hidden state)."""
+    obj = namespace.get(name)
+    fname = getattr(obj, "__name__", None)
+    if obj is None or isinstance(obj, types.ModuleType) or not isinstance(fname, str):
+        return None
+    for mod_name in _NAME_MODULES:
+        mod = sys.modules.get(mod_name)
+        if mod is not None and getattr(mod, fname, None) is obj and callable(obj):
+            return [mod_name, fname]
+    return None
 
 
 def np_call_chain(func: ast.AST, namespace: dict[str, Any]) -> list[str] | None:
     """``["numpy", "add", "at"]`` for ``np.add.at`` (the module's real dotted name split, then
-    the attributes) when ``func`` is an attribute chain on a module name, else None."""
+    the attributes) when ``func`` is an attribute chain on a module name; ``["math", "sqrt"]``
+    for a plain name bound to a function of math, cmath or numpy (:func:`imported_function`);
+    else None."""
+    if isinstance(func, ast.Name):
+        return imported_function(func.id, namespace)
     chain: list[str] = []
     node = func
     while isinstance(node, ast.Attribute):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .affine import Affine, to_affine
-from .calls import hidden_write, np_call_chain
+from .calls import hidden_write, imported_function, np_call_chain
 
 __all__ = ["Access", "Loop", "LoopTree", "build_tree", "SAFE_BUILTINS"]
 
@@ -112,6 +112,7 @@ class _Walker:
             f = node.func
             ok = (isinstance(f, ast.Name) and f.id in SAFE_BUILTINS
                   and not isinstance(self.ns.get(f.id), types.FunctionType)) \
+                or (isinstance(f, ast.Name) and imported_function(f.id, self.ns) is not None) \
                 or (isinstance(f, ast.Attribute) and self.is_module(f))
             if not ok:
                 self.problem(f"call to unknown function {ast.unparse(f)}() (it may write its "

@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from ...errors import InvalidInputError
 from ..analysis.report import Report
+from ..analysis.transforms import apply_transforms, tag_loops
 from ..runtime.guard import AliasGuard, check_on_alias
 
 __all__ = ["Target", "TargetBase", "Variant", "for_nodes", "numba_source", "alias_guard",
@@ -176,13 +177,16 @@ def by_number(ids: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(set(ids), key=lambda k: int(k[1:])))
 
 
-def check_parallel(report: Report, loops: Iterable[str | int]) -> tuple[str, ...]:
-    """Ids of ``loops`` in numeric order; each must be parallelizable (numba ``prange``)."""
+def check_parallel(report: Report, loops: Iterable[str | int],
+                   private_ok: bool = False) -> tuple[str, ...]:
+    """Ids of ``loops`` in numeric order; each must be parallelizable (numba ``prange``), or,
+    with ``private_ok``, parallel once its arrays are privatized (``report.transforms``)."""
     chosen = []
+    extra = set(report.transforms.privatizable()) if private_ok else set()
     for key in loops:
         lp = lookup(report.loop, key)
-        if not lp.parallelizable:
-            ok = ", ".join(x.id for x in report.parallelizable) or "none"
+        if not lp.parallelizable and lp.id not in extra:
+            ok = ", ".join([x.id for x in report.parallelizable] + sorted(extra)) or "none"
             raise InvalidInputError(
                 f"offload.transform: loop {lp.id} ({lp.var}, line {lp.line}) is {lp.verdict} "
                 f"({lp.why}); parallelizable loops: {ok}.")
@@ -218,15 +222,33 @@ def _replace(stmts: list[ast.stmt], old: ast.stmt, new: list[ast.stmt]) -> bool:
     return False
 
 
+def _inside(report: Report, key: str, chosen: tuple[str, ...]) -> bool:
+    parent = report.loop(key).parent
+    while parent is not None:
+        if report.loop(parent).id in chosen:
+            return True
+        parent = report.loop(parent).parent
+    return False
+
+
 def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | None = None,
                  header: str = "", blocks: tuple[str, ...] = (),
-                 replace: dict[str, str] | None = None) -> str:
+                 replace: dict[str, str] | None = None, transforms: bool = False) -> str:
     """Source of the numba variant: ``prange`` on ``chosen``, ``blocks`` replaced by their
     NumPy call, the nests rooted at ``replace``'s loop ids replaced by its statements (the
-    FPGA host code), decorated ``@njit``."""
+    FPGA host code), decorated ``@njit``.
+
+    A chosen loop that is parallel only with privatized arrays (``report.transforms.private``)
+    runs over chunks with a private copy each; ``transforms`` also applies the fixed passes
+    (interchange for unit stride, scalar replacement). Each change is a comment line of the
+    source (:mod:`hetlab.offload.analysis.transforms`)."""
     tree = copy.deepcopy(report.source.tree)
-    ids = {report.loops[k].id: node for k, node in enumerate(for_nodes(tree.body))}
+    ids = tag_loops(tree, [lp.id for lp in report.loops])
+    private = report.transforms.private
+    chunked = tuple(k for k in chosen if k in private and not _inside(report, k, chosen))
     for key in chosen:
+        if key in private:
+            continue  # chunked below, or serial inside another chosen loop
         node = ids[key]
         assert isinstance(node.iter, ast.Call)
         node.iter.func = ast.Name("prange", ast.Load())
@@ -237,6 +259,11 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
             raise AssertionError(f"block {b.id}: nest {b.nest} not found")
     for key, text in (replace or {}).items():
         _replace(tree.body, ids[key], ast.parse(text).body)
+    skip = frozenset(lp.id for lp in report.loops if lp.verdict == "unsupported")
+    notes = apply_transforms(tree, report.transforms, report.aliases, chunked=chunked,
+                             fixed=transforms, skip=skip, parallel=chosen,
+                             collapsible=frozenset(lp.id for lp in report.loops
+                                                   if lp.verdict == "parallel"))
     par = bool(chosen) if parallel is None else parallel
     tree.decorator_list = [ast.Call(ast.Name("njit", ast.Load()), [],
                                     [ast.keyword("parallel", ast.Constant(par))])]
@@ -248,6 +275,9 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
         head += "\n# function blocks: " + "; ".join(
             f"{b} ({report.block(b).pattern} at {report.block(b).nest})" for b in blocks)
         head += "\nimport numpy as np"
+    head += "".join(f"\n# transform: {n}" for n in notes)
+    if chunked:
+        head += "\nimport numpy as _hl_np\nfrom numba import get_num_threads as _hl_threads"
     return f"{head}\nfrom numba import njit, prange\n\n\n{body}\n"
 
 

@@ -1,5 +1,13 @@
 """The many-core CPU target: ``@njit(parallel=True)`` with ``prange`` on the chosen loops.
 
+Loop transformations (:mod:`hetlab.offload.analysis.transforms`): a variant with at least one
+parallel loop also gets the fixed passes — interchange for unit stride (unless it would move a
+chosen loop inward) and scalar replacement: static decisions that help every schedule, so
+they are not genes that would double the search — and a chosen loop that is parallel only
+with privatized arrays gets its privatization (part of that loop's gene: the copies cost
+memory and a sum, which only pays when the loop runs in parallel). The serial baseline stays
+the function as written.
+
 Reductions need no rewrite (numba recognizes ``s += …`` and ``s = max(s, …)`` in a prange
 loop). Chosen function blocks (:mod:`hetlab.offload.analysis.blocks`) replace their whole
 nest by one NumPy statement (``A @ B``, ``np.dot``) inside the same ``njit`` function. After
@@ -29,12 +37,20 @@ class NumbaTarget(TargetBase):
 
     def generate(self, report: Report, loops: Iterable[str | int] = (), *,
                  parallel: bool | None = None, blocks: Iterable[str | int] = (),
-                 **_: Any) -> Variant:
-        chosen = check_parallel(report, loops)
+                 transforms: bool | None = None, **_: Any) -> Variant:
+        chosen = check_parallel(report, loops, private_ok=True)
         chosen_blocks = check_blocks(report, blocks, chosen)
+        fixed = bool(chosen) if transforms is None else transforms
         return Variant(report.name, self.name, chosen,
-                       numba_source(report, chosen, parallel=parallel, blocks=chosen_blocks),
+                       numba_source(report, chosen, parallel=parallel, blocks=chosen_blocks,
+                                    transforms=fixed),
                        dict(report.source.namespace), blocks=chosen_blocks)
+
+    def genes(self, report: Report) -> list[str]:
+        """The parallelizable loops and those parallel with privatized arrays (their
+        privatization is part of the gene: a chosen loop gets it)."""
+        keys = {lp.id for lp in report.parallelizable} | set(report.transforms.privatizable())
+        return [lp.id for lp in report.loops if lp.id in keys]
 
     def refine(self, plan: Any, args: tuple, expected: tuple, *, repeats: int,
                thread_tolerance: float) -> None:
