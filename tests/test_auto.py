@@ -332,3 +332,22 @@ def test_an_outlier_point_is_measured_again(cache, monkeypatch):
     t64 = dict(zip(f.sizes, (q[1] for q in f.points), strict=True))[64]
     assert spiked and t64 == pytest.approx(fake.time("numpy", 64, False))
     assert sum(1 for d, z, _ in fake.seen if d == "numpy" and z == 64) > cal.ROUNDS
+
+
+def test_beyond_the_calibration_time_grows_with_the_work():
+    # fitted exponents differ (1.3 vs 1.0) where the curve still bends; extrapolated ×16 in
+    # work, both grow linearly: the faster device at the largest point stays the faster
+    from hetlab.core.spec import Cost
+
+    r = np.geomspace(1e-5, 1e-3, 5)
+    steep = _fit("numba", "cpu", overhead_s=0.0, scale=2.0, power=1.3, bandwidth_gbps=1.0,
+                 gflops=math.nan, points=tuple(zip(r, 2.0 * r**1.3, strict=True)))
+    flat = _fit("numpy", "cpu", overhead_s=0.0, scale=1.0, power=1.0, bandwidth_gbps=1.0,
+                gflops=math.nan, points=tuple(zip(r, 2.2 * 2.0 * r[-1] ** 0.3 * r,
+                                                  strict=True)))
+    at_end, beyond = Cost(0.0, r[-1] * 1e9), Cost(0.0, 16 * r[-1] * 1e9)
+    assert steep.time_s(beyond) == pytest.approx(16 * steep.time_s(at_end))
+    assert flat.time_s(beyond) / steep.time_s(beyond) == pytest.approx(2.2)
+    # inside the calibration range the fitted law still bends the prediction
+    mid = Cost(0.0, math.sqrt(r[1] * r[2]) * 1e9)
+    assert steep.time_s(mid) == pytest.approx(2.0 * (math.sqrt(r[1] * r[2])) ** 1.3)

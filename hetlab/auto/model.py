@@ -84,18 +84,32 @@ def _fit(r: np.ndarray, t: np.ndarray) -> tuple[float, float, float]:
 def interpolate(points: Any, r: float, a: float, k: float, p: float) -> float:
     """Time at roofline time ``r`` from calibration ``points`` ((r, t) pairs): the law
     ``a + k r^p`` corrected to the points — its ratio to the measured times interpolated
-    log-linearly in ``r`` between them, held at the end point's ratio outside them (the law's
-    curvature at the knee between fixed cost and throughput is kept, which a log-log
-    interpolation of the times cuts straight across)."""
+    log-linearly in ``r`` between them, held at the first point's ratio below them (the
+    law's curvature at the knee between fixed cost and throughput is kept, which a log-log
+    interpolation of the times cuts straight across); above the largest point, the fixed
+    cost plus a roofline term linear in ``r``, scaled to meet that point.
+
+    >>> pts = [(1e-6, 2e-6), (1e-5, 1.1e-5), (1e-4, 1.01e-4)]      # t = 1e-6 + r
+    >>> round(interpolate(pts, 1e-3, 1e-6, 1.0, 1.0) * 1e3, 4)       # ms, beyond: linear
+    1.001
+    """
     pr = np.array([q[0] for q in points], dtype=float)
     pt = np.array([q[1] for q in points], dtype=float)
     order = np.argsort(pr)
     pr, pt = pr[order], pt[order]
     laws = a + k * pr**p
+    if r > pr[-1]:
+        # beyond the largest point the work dominates: time grows with the declared work
+        # (the roofline term linear in r), not with an exponent fitted where the fixed cost
+        # and the caches still bend the curve (p = 1.3 vs 1.05 extrapolated ×16 in work
+        # turned a 1.4× faster device into a predicted 1.4× slower one)
+        c = k * pr[-1] ** p
+        end, lin = a + c, a + c * r / pr[-1]
+        return float(pt[-1] * lin / end) if end > 0 else float(pt[-1] * r / pr[-1])
     law = a + k * r**p
     if not (law > 0 and np.all(laws > 0)):  # no usable law: the times themselves, log-log
         return float(np.exp(np.interp(np.log(r), np.log(pr), np.log(pt))))
-    ratio = np.interp(np.log(r), np.log(pr), np.log(pt / laws))  # constant beyond the ends
+    ratio = np.interp(np.log(r), np.log(pr), np.log(pt / laws))  # constant below the first
     return float(law * np.exp(ratio))
 
 
