@@ -9,7 +9,8 @@ load on a shared machine hits every device); ``--stat`` min by default (preempti
 time) or median; the chooser decides from the same case's validated arguments with the
 models of its variant (host data: home is numpy). Reported: fraction of cases where auto
 picked the best device, geometric-mean and worst-case regret (time of auto's pick / best
-time), every case over 1.25× with the chooser's reason, and the noise: the spread max/min of
+time), every case over 1.25× with the chooser's reason and each device's predicted/measured
+time, the model's error on all these held-out cases, and the noise: the spread max/min of
 each device's per-round minima. Goal: >= 90% best picks, worst regret <= 1.25×.
 
     python benchmarks/auto_device.py --quick      # 4 kernels, about a minute on 2 cores
@@ -86,12 +87,16 @@ def evaluate(kernel: str, sizes: list[int], devices: list[str], repeats: int,
         if not times:
             continue
         args = case_args(kernel, size, EVAL_SEED)
-        pick, reason = decide(predict(spec, args, "host", fits_for_call(spec, args)), "host")
+        preds = predict(spec, args, "host", fits_for_call(spec, args))
+        pick, reason = decide(preds, "host")
+        # the model's error on this held-out case: predicted / measured, per device
+        error = {p.device: p.total_s / times[p.device] for p in preds
+                 if p.device in times and math.isfinite(p.total_s)}
         best = min(times, key=times.get)
         regret = times.get(pick, math.inf) / times[best]
         rows.append({"kernel": kernel, "size": size, "best": best, "pick": pick,
                      "regret": regret, "times": times, "spread": spread,
-                     "reason": reason})
+                     "error": error, "reason": reason})
     return rows
 
 
@@ -159,10 +164,15 @@ def main() -> None:
           f"{args.repeats} calls), median {spreads[len(spreads) // 2]:.2f}×, worst "
           f"{spreads[-1]:.2f}×; the worst case's: "
           + ", ".join(f"{d} {v:.2f}×" for d, v in worst["spread"].items()))
+    errs = sorted(abs(math.log(v)) for r in rows for v in r["error"].values())
+    if errs:
+        print(f"model error on these held-out cases (predicted/measured, per device): median "
+              f"{math.exp(errs[len(errs) // 2]):.2f}×, worst {math.exp(errs[-1]):.2f}×")
     over = [r for r in rows if r["regret"] > 1.25]
     for r in over:
         print(f"  over 1.25×: {r['kernel']} n={r['size']} regret {r['regret']:.3f} "
-              f"(auto {r['pick']}: {r['reason']})")
+              f"(auto {r['pick']}: {r['reason']}); predicted/measured "
+              + ", ".join(f"{d} {v:.2f}" for d, v in r["error"].items()))
     try:
         import numba
 
