@@ -135,7 +135,7 @@ def main() -> None:
         (list(QUICK) if args.quick else kernel_names())
     limit = args.limit if args.limit is not None else (0.03 if args.quick else 0.2)
     t0 = time.perf_counter()
-    hl.auto.calibrate(kernels, refresh=args.refresh)
+    hl.auto.calibrate(kernels, refresh=args.refresh, max_size=max(args.max_size, 16))
     print(f"calibration: {time.perf_counter() - t0:.1f} s (cache {hl.auto.cache_path()})")
     rows = []
     for k in kernels:

@@ -351,3 +351,21 @@ def test_beyond_the_calibration_time_grows_with_the_work():
     # inside the calibration range the fitted law still bends the prediction
     mid = Cost(0.0, math.sqrt(r[1] * r[2]) * 1e9)
     assert steep.time_s(mid) == pytest.approx(2.0 * (math.sqrt(r[1] * r[2])) ** 1.3)
+
+
+def test_the_evaluation_runs_and_reports(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "HETLAB_CACHE": str(tmp_path), "PYTHONPATH": str(root)}
+    out = subprocess.run([sys.executable, str(root / "benchmarks" / "auto_device.py"),
+                          "--kernels", "spmv", "--max-size", "64", "--limit", "1e-9",
+                          "--rounds", "2", "--repeats", "1"], env=env, capture_output=True,
+                         text=True, timeout=300, check=True).stdout
+    assert "cases 1: best picks" in out and "regret geomean" in out
+    assert "noise: max/min of a device's per-round minima (2 rounds of 1 calls)" in out
+    assert "model error on these held-out cases" in out
+    assert "'numba_layer'" in out  # the threading it asked configure_threads for, and got
