@@ -3,12 +3,15 @@
 Every kernel (``--quick``: one per family) over sizes from 16 items up (×2 steps, between the
 calibration's ×4 grid, on another seed) until the reference's call passes ``--limit`` seconds;
 each case runs on every measured device here (numpy, numba; cupy with a GPU) through
-``hetlab.bench.measure_unit`` (``--repeats`` calls after 3 warm-up calls; ``--stat`` min by
-default, since on a shared machine preemption only adds time, or median), and the chooser
-decides from the same case's validated arguments (host data: home is numpy). Reported:
-fraction of cases where auto picked the best device, geometric-mean and worst-case regret
-(time of auto's pick / best time), and the noise: the median spread max/min of each
-device's repeats. Goal: >= 90% best picks, worst regret <= 1.25×.
+``hetlab.bench.measure_unit``, the devices interleaved (``--rounds`` rounds of ``--repeats``
+calls per device, 3 warm-up calls first, the device order rotated each round, so a burst of
+load on a shared machine hits every device); ``--stat`` min by default (preemption only adds
+time) or median; the chooser decides from the same case's validated arguments with the
+models of its variant (host data: home is numpy). Reported: fraction of cases where auto
+picked the best device, geometric-mean and worst-case regret (time of auto's pick / best
+time), every case over 1.25× with the chooser's reason and each device's predicted/measured
+time, the model's error on all these held-out cases, and the noise: the spread max/min of
+each device's per-round minima. Goal: >= 90% best picks, worst regret <= 1.25×.
 
     python benchmarks/auto_device.py --quick      # 4 kernels, about a minute on 2 cores
     python benchmarks/auto_device.py              # every kernel
@@ -16,10 +19,11 @@ device's repeats. Goal: >= 90% best picks, worst regret <= 1.25×.
     python benchmarks/auto_device.py --quick --threading-layer default   # numba's omp
 
 numba runs on its ``workqueue`` threading layer and the numpy reference on one BLAS thread by
-default here: on a shared 2-core machine OpenMP's and OpenBLAS's workers woke a scheduler slice
-(~10 ms) late on whole runs of calls, so a case's fastest call could be 10 ms one minute and
-0.3 ms the next, which no calibration can predict (runs and their outputs: docs/auto.md and
-benchmarks/results/auto_device_*.txt).
+default here (set through ``hl.auto.configure_threads``, which keeps the user's own
+environment settings): on a shared 2-core machine OpenMP's and OpenBLAS's workers woke a
+scheduler slice (~10 ms) late on whole runs of calls, so a case's fastest call could be 10 ms
+one minute and 0.3 ms the next, which no calibration can predict (runs and their outputs:
+docs/auto.md and benchmarks/results/auto_device_*.txt).
 
 Calibration comes from the cache (hl.auto.cache_path()); the first run calibrates.
 """
@@ -50,33 +54,49 @@ def cases(kernel: str, limit: float, max_size: int) -> list[int]:
 
 
 def evaluate(kernel: str, sizes: list[int], devices: list[str], repeats: int,
-             stat: str = "min") -> list[dict]:
+             stat: str = "min", rounds: int = 3) -> list[dict]:
+    """Each size on every device, the devices interleaved: ``rounds`` rounds of ``repeats``
+    calls per device, the device order rotated each round (a burst of load hits them all);
+    a device's time is the min (or median) over all its calls, its noise the spread
+    max/min of its per-round minima (how far a min of ``repeats`` calls moves)."""
     import numpy as np
 
-    from hetlab.auto.calibrate import fits_for
+    from hetlab.auto.calibrate import fits_for_call
     from hetlab.auto.chooser import decide, predict
     from hetlab.bench import case_args, measure_unit
     from hetlab.core.registry import get_kernel
 
     spec = get_kernel(kernel)
-    fits = fits_for(kernel)
     rows = []
     for size in sizes:
-        times, spread = {}, {}
-        for d in devices:
-            u = measure_unit(kernel, d, size, seed=EVAL_SEED, repeats=repeats, warmup=3)
-            if u.status == "ok":
-                times[d] = float(np.min(u.times_s) if stat == "min" else np.median(u.times_s))
-                spread[d] = float(np.max(u.times_s) / np.min(u.times_s))
+        calls: dict[str, list[float]] = {d: [] for d in devices}
+        mins: dict[str, list[float]] = {d: [] for d in devices}
+        for rnd in range(rounds):
+            shift = rnd % len(devices)
+            for d in devices[shift:] + devices[:shift]:
+                if rnd and not calls[d]:
+                    continue
+                u = measure_unit(kernel, d, size, seed=EVAL_SEED, repeats=repeats,
+                                 warmup=3 if rnd == 0 else 1)
+                if u.status == "ok" and u.times_s:
+                    calls[d] += list(u.times_s)
+                    mins[d].append(float(np.min(u.times_s)))
+        times = {d: float(np.min(c) if stat == "min" else np.median(c))
+                 for d, c in calls.items() if c}
+        spread = {d: max(m) / min(m) for d, m in mins.items() if m}
         if not times:
             continue
-        pick, reason = decide(predict(spec, case_args(kernel, size, EVAL_SEED), "host", fits),
-                              "host")
+        args = case_args(kernel, size, EVAL_SEED)
+        preds = predict(spec, args, "host", fits_for_call(spec, args))
+        pick, reason = decide(preds, "host")
+        # the model's error on this held-out case: predicted / measured, per device
+        error = {p.device: p.total_s / times[p.device] for p in preds
+                 if p.device in times and math.isfinite(p.total_s)}
         best = min(times, key=times.get)
         regret = times.get(pick, math.inf) / times[best]
         rows.append({"kernel": kernel, "size": size, "best": best, "pick": pick,
                      "regret": regret, "times": times, "spread": spread,
-                     "reason": reason})
+                     "error": error, "reason": reason})
     return rows
 
 
@@ -84,7 +104,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="one kernel per family, short cases")
     ap.add_argument("--kernels", default="", help="comma-separated kernel names")
-    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--repeats", type=int, default=3, help="calls per device and round")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="interleaved rounds over the devices per case")
     ap.add_argument("--stat", choices=("min", "median"), default="min",
                     help="each device's time per case: the fastest repeat or the median")
     ap.add_argument("--limit", type=float, default=None,
@@ -100,29 +122,28 @@ def main() -> None:
                          "shared machine; 'default' for numba's own choice); the calibration "
                          "cache is keyed by it")
     args = ap.parse_args()
-    import os
-
-    if args.blas_threads != "default":
-        for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-            os.environ[var] = args.blas_threads
-    if args.threading_layer and args.threading_layer != "default":
-        os.environ["NUMBA_THREADING_LAYER"] = args.threading_layer
-
     import hetlab as hl
+
+    # through the library's opt-in (it keeps any setting of the user's environment, and says so)
+    threads = hl.auto.configure_threads(
+        numba_layer=None if args.threading_layer == "default" else args.threading_layer,
+        blas_threads=None if args.blas_threads == "default" else int(args.blas_threads))
+    print(f"threads: {threads or 'the libraries own defaults'}")
     from hetlab.core.registry import backend_names, get_backend, kernel_names, supported_backends
 
     kernels = [k for k in args.kernels.split(",") if k] or \
         (list(QUICK) if args.quick else kernel_names())
     limit = args.limit if args.limit is not None else (0.03 if args.quick else 0.2)
     t0 = time.perf_counter()
-    hl.auto.calibrate(kernels, refresh=args.refresh)
+    hl.auto.calibrate(kernels, refresh=args.refresh, max_size=max(args.max_size, 16))
     print(f"calibration: {time.perf_counter() - t0:.1f} s (cache {hl.auto.cache_path()})")
     rows = []
     for k in kernels:
         devices = [d for d in backend_names() if d in supported_backends(k)
                    and get_backend(d).is_available() and get_backend(d).timing_source ==
                    "measured"]
-        rows += evaluate(k, cases(k, limit, args.max_size), devices, args.repeats, args.stat)
+        rows += evaluate(k, cases(k, limit, args.max_size), devices, args.repeats, args.stat,
+                         args.rounds)
     print(f"\n{'kernel':16s} {'size':>8s} {'best':>6s} {'auto':>6s} {'regret':>7s}  "
           f"{args.stat} times (s)")
     for r in rows:
@@ -139,8 +160,19 @@ def main() -> None:
           f"geomean {geo:.3f}×, worst {worst['regret']:.3f}× ({worst['kernel']} n="
           f"{worst['size']}: auto {worst['pick']}, best {worst['best']}; goal <= 1.25×)")
     spreads = sorted(v for r in rows for v in r["spread"].values())
-    print(f"noise: max/min of a device's {args.repeats} repeats, median "
-          f"{spreads[len(spreads) // 2]:.2f}×, worst {spreads[-1]:.2f}×")
+    print(f"noise: max/min of a device's per-round minima ({args.rounds} rounds of "
+          f"{args.repeats} calls), median {spreads[len(spreads) // 2]:.2f}×, worst "
+          f"{spreads[-1]:.2f}×; the worst case's: "
+          + ", ".join(f"{d} {v:.2f}×" for d, v in worst["spread"].items()))
+    errs = sorted(abs(math.log(v)) for r in rows for v in r["error"].values())
+    if errs:
+        print(f"model error on these held-out cases (predicted/measured, per device): median "
+              f"{math.exp(errs[len(errs) // 2]):.2f}×, worst {math.exp(errs[-1]):.2f}×")
+    over = [r for r in rows if r["regret"] > 1.25]
+    for r in over:
+        print(f"  over 1.25×: {r['kernel']} n={r['size']} regret {r['regret']:.3f} "
+              f"(auto {r['pick']}: {r['reason']}); predicted/measured "
+              + ", ".join(f"{d} {v:.2f}" for d, v in r["error"].items()))
     try:
         import numba
 

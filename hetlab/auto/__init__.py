@@ -8,6 +8,8 @@ the first ``device="auto"`` call or :func:`explain` of a kernel. See docs/auto.m
   (``$HETLAB_CACHE`` or ``~/.cache/hetlab``); ``calibrate(refresh=True)`` measures again.
 - :func:`explain` — per device: predicted compute, transfers, launch, JIT, margin, choice.
 - :class:`Objective` — rank devices or plans by time, energy or a price per resource-second.
+- :func:`configure_threads` — opt in to numba's workqueue layer and one BLAS thread (never
+  done silently; see :mod:`hetlab.auto.threads`).
 """
 
 from ..core.registry import set_device_chooser
@@ -16,8 +18,9 @@ from .chooser import Prediction, choose, decide, predict
 from .explain import explain
 from .model import DeviceFit
 from .objective import Objective
+from .threads import configure_threads
 
 __all__ = ["calibrate", "cache_path", "explain", "choose", "decide", "predict", "Prediction",
-           "DeviceFit", "Objective"]
+           "DeviceFit", "Objective", "configure_threads"]
 
 set_device_chooser(choose)

@@ -1,14 +1,27 @@
 """Calibration of the cost model: a short run per kernel and device, cached per machine.
 
 Per kernel, every available device with measured timing runs generated cases of sizes 16,
-64, 256, … (×4) through :func:`hetlab.bench.measure_unit` (``REPEATS`` timed calls after
-``WARMUP`` warm-up calls that wake the device's threads; the ``QUANTILE`` low quantile is kept:
-on a shared machine preemption only adds time, while the low quantile rather than the single
-fastest call keeps the thread wake-up a real repeated call pays inside the overhead) until
-the slowest device's call passes ``budget_s`` (default 30 ms) or the case reaches
-2**20 items; :func:`~hetlab.auto.model.fit_points` fits each device's model to those points.
+32, 64, … (×2) through :func:`hetlab.bench.measure_unit`, the devices interleaved: ``ROUNDS``
+rounds of ``REPEATS`` timed calls per device, each device in turn (``WARMUP`` warm-up calls
+that wake its threads first), so a burst of load on a shared machine hits every device
+rather than one; of all its timed calls the fastest is kept (``QUANTILE`` 0): preemption
+only adds time, and the fastest call is the statistic least moved by the load of the moment
+and the one the evaluation's oracle uses. Sizes grow until the slowest
+device's call passes ``budget_s`` (default 30 ms) or the case reaches 2**20 items;
+:func:`~hetlab.auto.model.fit_points` fits each device's model to those points and
+:func:`~hetlab.auto.model.held_out_errors` measures its error on points it did not see; a
+point mispredicted by more than ``OUTLIER`` (×1.28) is measured once more and the faster
+of the two kept (a burst of load only adds time).
 A kernel is calibrated lazily, on its first ``device="auto"`` call or ``hl.explain``;
 ``import hetlab`` runs nothing.
+
+**Variants**: a kernel's flag and choice arguments (``causal``, ``softmax``, ``dataflow``)
+pick different code paths whose costs the declared ``spec.cost`` does not tell apart (the
+NumPy reference computes the full score matrix of causal attention and masks it; numba's
+flash kernel skips the masked tiles). Each variant a call uses is calibrated on its own
+(:func:`variant_of`), on cases of that variant drawn from the kernel's generator (the
+first of ``CAL_SEED``, ``CAL_SEED + 1``, … whose case has it); a variant the generator never
+draws falls back to the model of the generator's mix.
 
 Cache: one JSON file per machine and library version, ``$HETLAB_CACHE/auto-<key>.json``
 (default ``~/.cache/hetlab``); the key hashes the host name, CPU model, core count, the
@@ -45,19 +58,27 @@ from ..bench import case_args, measure_unit
 from ..core.registry import backend_names, get_backend, get_kernel, kernel_names, supported_backends
 from ..errors import InvalidInputError
 from ..log import get_logger
-from .model import DeviceFit, fit_points, roofline_s
+from .model import DeviceFit, fit_points, held_out_errors, robust_sigma, roofline_s
+from .threads import threads_state
 
-__all__ = ["calibrate", "cache_path", "fits_for", "CAL_SEED", "FORMAT"]
+__all__ = ["calibrate", "cache_path", "fits_for", "fits_for_call", "variant_of", "CAL_SEED",
+           "FORMAT"]
 
 _log = get_logger(__name__)
 #: seed of the calibration cases (the benchmark evaluates on other seeds)
 CAL_SEED = 7919
 #: version of the cache file's layout
-FORMAT = 2
+FORMAT = 3
 #: most seconds one kernel's calibration keeps adding sizes
 MAX_WALL_S = 30.0
-#: timed calls per calibration point, warm-up calls before them, and the quantile kept
-REPEATS, WARMUP, QUANTILE = 9, 3, 0.25
+#: interleaved rounds per point, timed calls per round and device, warm-up calls before the
+#: first round (1 before the others), and the quantile kept of all the timed calls (0: the
+#: fastest, the statistic the evaluation's oracle uses and the least moved by load)
+ROUNDS, REPEATS, WARMUP, QUANTILE = 3, 3, 3, 0.0
+#: held-out error (log) beyond which a point is measured once more
+OUTLIER = 0.25
+#: seeds tried for a case of the wanted variant at one size
+VARIANT_TRIES = 16
 #: environment variables that change how the devices thread (the cache is keyed by them)
 _THREAD_ENV = ("NUMBA_THREADING_LAYER", "NUMBA_NUM_THREADS", "OMP_NUM_THREADS",
                "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -86,7 +107,8 @@ def _machine_key() -> dict[str, Any]:
     return {"host": socket.gethostname(), "cpu": machine.cpu_model(),
             "cores": os.cpu_count() or 1, "machine": platform.machine(),
             "devices": devices, "versions": _versions(), "format": FORMAT,
-            "threads_env": {v: os.environ.get(v, "") for v in _THREAD_ENV}}
+            "threads_env": {v: os.environ.get(v, "") for v in _THREAD_ENV},
+            "threads_set": threads_state()}
 
 
 def cache_dir() -> Path:
@@ -147,47 +169,116 @@ def _measured_devices(kernel: str, devices: Sequence[str] | None) -> list[str]:
     return out
 
 
-def _calibrate_kernel(kernel: str, devices: list[str], data: dict[str, Any], *,
-                      budget_s: float, max_size: int) -> dict[str, Any]:
+def variant_of(spec: Any, validated: Any) -> str:
+    """The variant of a call: its flag and choice arguments, ``"causal=True"``; ``""`` when
+    the kernel has none.
+
+    >>> from hetlab.core.registry import get_kernel
+    >>> variant_of(get_kernel("attention"), {"causal": True})
+    'causal=True'
+    >>> variant_of(get_kernel("spmv"), {})
+    ''
+    """
+    return ",".join(f"{p.name}={validated.get(p.name, p.default)}" for p in spec.params
+                    if p.kind in ("bool", "choice"))
+
+
+def _seed_for(kernel: str, size: int, variant: str) -> int | None:
+    """The first calibration seed whose generated case at ``size`` is of ``variant``."""
     spec = get_kernel(kernel)
-    points: dict[str, list[tuple[float, float, float, int]]] = {d: [] for d in devices}
-    size, t_start = 16, time.perf_counter()
-    while size <= max_size:
-        slowest = 0.0
-        try:
-            cost = spec.cost(case_args(kernel, size, CAL_SEED))
-        except Exception:  # the case cannot be generated at this size: stop here
-            break
+    for seed in range(CAL_SEED, CAL_SEED + (VARIANT_TRIES if variant else 1)):
+        if not variant or variant_of(spec, case_args(kernel, size, seed)) == variant:
+            return seed
+    return None
+
+
+def _measure_point(kernel: str, devices: list[str], size: int,
+                   seed: int) -> dict[str, tuple[float, float]]:
+    """``{device: (time kept, first call's extra)}`` of one size, devices interleaved."""
+    times: dict[str, list[float]] = {d: [] for d in devices}
+    first: dict[str, float] = {}
+    for rnd in range(ROUNDS):
         for d in devices:
-            unit = measure_unit(kernel, d, size, seed=CAL_SEED, repeats=REPEATS, warmup=WARMUP)
+            if rnd and not times[d]:
+                continue  # failed in the first round: not measured
+            unit = measure_unit(kernel, d, size, seed=seed, repeats=REPEATS,
+                                warmup=WARMUP if rnd == 0 else 1)
             if unit.status != "ok" or not unit.times_s:
                 continue
-            # the device's cost of a warm repeated call, wake-ups included; noise only adds
-            t = float(np.quantile(unit.times_s, QUANTILE))
+            times[d] += list(unit.times_s)
+            if rnd == 0:
+                first[d] = float(unit.first_call_s)
+    out = {}
+    for d, ts in times.items():
+        if ts:
+            t = float(np.quantile(ts, QUANTILE))
+            out[d] = (t, max(first.get(d, t) - t, 0.0))
+    return out
+
+
+def _calibrate_kernel(kernel: str, devices: list[str], data: dict[str, Any], *,
+                      budget_s: float, max_size: int, variant: str = "") -> dict[str, Any]:
+    spec = get_kernel(kernel)
+    # device -> size -> [roofline s, time s, first call's extra s]
+    points: dict[str, dict[int, list[float]]] = {d: {} for d in devices}
+    seeds: dict[int, int] = {}
+
+    def measure(size: int, seed: int) -> dict[str, tuple[float, float]]:
+        cost = spec.cost(case_args(kernel, size, seed))
+        measured = _measure_point(kernel, devices, size, seed)
+        for d, (t, jit) in measured.items():
             pk = _peaks(d, data)
             r = roofline_s(cost, pk["bandwidth_gbps"], pk["gflops"])
             if r > 0 and t > 0:
-                points[d].append((r, t, max(unit.first_call_s - t, 0.0), size))
-            slowest = max(slowest, t)
+                old = points[d].get(size)
+                points[d][size] = [r, min(t, old[1]) if old else t, old[2] if old else jit]
+        return measured
+
+    size, t_start = 16, time.perf_counter()
+    while size <= max_size:
+        try:
+            seed = _seed_for(kernel, size, variant)
+            if seed is None:  # the generator does not draw this variant (at this size)
+                size *= 2
+                continue
+            measured = measure(size, seed)
+        except Exception:  # the case cannot be generated at this size: stop here
+            break
+        seeds[size] = seed
+        slowest = max((t for t, _ in measured.values()), default=0.0)
         if slowest > budget_s or time.perf_counter() - t_start > MAX_WALL_S:
             break
-        size *= 4
+        size *= 2
+    # a point its neighbours mispredict by more than OUTLIER is measured once more (a burst
+    # of load on a shared machine only adds time: the faster of the two is kept)
+    again = set()
+    for by in points.values():
+        sizes = sorted(by)
+        if len(sizes) >= 3:
+            errs = held_out_errors([by[z][0] for z in sizes], [by[z][1] for z in sizes])
+            again |= {z for z, e in zip(sizes, errs, strict=True) if abs(e) > OUTLIER}
+    for z in sorted(again):
+        measure(z, seeds[z])
     fits = {}
-    for d, pts in points.items():
-        if len(pts) < 2:
+    for d, by in points.items():
+        sizes = sorted(by)
+        if len(sizes) < 2:
             continue
-        r, t = np.array([p[0] for p in pts]), np.array([p[1] for p in pts])
-        a, k, p, sigma = fit_points(r, t)
+        r, t = np.array([by[z][0] for z in sizes]), np.array([by[z][1] for z in sizes])
+        a, k, p, _ = fit_points(r, t)
+        errs = held_out_errors(r, t)
         pk = _peaks(d, data)
         fits[d] = DeviceFit(device=d, kind=get_backend(d).kind, source="measured",
-                            overhead_s=a, scale=k, power=p, sigma=sigma,
-                            jit_s=max(q[2] for q in pts), bandwidth_gbps=pk["bandwidth_gbps"],
+                            overhead_s=a, scale=k, power=p, sigma=robust_sigma(errs),
+                            jit_s=max(by[z][2] for z in sizes),
+                            bandwidth_gbps=pk["bandwidth_gbps"],
                             gflops=pk["gflops"], h2d_gbps=pk["h2d_gbps"],
-                            latency_s=pk["latency_s"],
-                            sizes=tuple(q[3] for q in pts),
-                            points=tuple((q[0], q[1]) for q in pts)).to_json()
-        _log.info("auto: calibrated %s on %s at sizes %s: overhead %.3g s, sigma %.2f",
-                  kernel, d, [q[3] for q in pts], a, sigma)
+                            latency_s=pk["latency_s"], sizes=tuple(sizes),
+                            points=tuple(zip(r.tolist(), t.tolist(), strict=True)),
+                            errors=tuple(float(e) for e in errs), variant=variant).to_json()
+        _log.info("auto: calibrated %s%s on %s at sizes %s (measured again: %s): overhead "
+                  "%.3g s, sigma %.2f", kernel, f" ({variant})" if variant else "", d, sizes,
+                  sorted(again), a, robust_sigma(errs))
     return fits
 
 
@@ -276,14 +367,21 @@ def calibrate(kernels: Sequence[Any] | None = None, devices: Sequence[str] | Non
 
 
 def fits_for(kernel: str, devices: Sequence[str] | None = None, *, refresh: bool = False,
-             budget_s: float = 0.03, max_size: int = 2**20) -> dict[str, DeviceFit]:
-    """The models of one kernel (calibrating it now if the cache lacks a device)."""
+             budget_s: float = 0.03, max_size: int = 2**20,
+             variant: str = "") -> dict[str, DeviceFit]:
+    """The models of one kernel (calibrating it now if the cache lacks a device).
+
+    ``variant`` (:func:`variant_of`) selects the models of calls of that variant; a device
+    without one (a variant the case generator never draws) gets the model of the mix.
+    """
     with _LOCK:
         path = cache_path()
         data = _load(path)
         entry = data["kernels"].setdefault(kernel, {})
         wanted = _measured_devices(kernel, devices)
         todo = wanted if refresh else [d for d in wanted if d not in entry]
+        if refresh and not variant:  # the variants are measured again on their next call
+            data.get("variants", {}).pop(kernel, None)
         if todo:
             entry.update(_calibrate_kernel(kernel, todo, data, budget_s=budget_s,
                                            max_size=max_size))
@@ -291,7 +389,24 @@ def fits_for(kernel: str, devices: Sequence[str] | None = None, *, refresh: bool
                       if not get_backend(b).is_available() and b not in entry]
             entry.update(_recorded_fits(kernel, absent))
             _save(path, data)
-        return {d: DeviceFit.from_json(f) for d, f in entry.items()}
+        out = {d: DeviceFit.from_json(f) for d, f in entry.items()}
+        if variant:
+            ventry = data.setdefault("variants", {}).setdefault(kernel, {}).setdefault(
+                variant, {})
+            vtodo = wanted if refresh else [d for d in wanted if d not in ventry]
+            if vtodo:
+                found = _calibrate_kernel(kernel, vtodo, data, budget_s=budget_s,
+                                          max_size=max_size, variant=variant)
+                # a device the variant could not be measured on is marked, not retried
+                ventry.update({d: found.get(d) for d in vtodo})
+                _save(path, data)
+            out.update({d: DeviceFit.from_json(f) for d, f in ventry.items() if f})
+        return out
+
+
+def fits_for_call(spec: Any, validated: Any) -> dict[str, DeviceFit]:
+    """The models for one call: those of its variant (:func:`variant_of`)."""
+    return fits_for(spec.name, variant=variant_of(spec, validated))
 
 
 def forget() -> None:

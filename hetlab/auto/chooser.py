@@ -3,10 +3,18 @@
 Home is where the data lives: host (NumPy) arrays → ``"numpy"``, the reference; CuPy arrays →
 ``"cupy"``. A call moves off home only when the predicted gain beats the models' own error:
 ``log(t_home / t_best) > margin``, ``margin = sqrt(sigma_home² + sigma_best²)`` with each
-``sigma`` the measured leave-one-out spread of its model (:mod:`hetlab.auto.model`), floored
-at ``SIGMA_FLOOR`` and the margin capped at ``log(MAX_MARGIN)``: the gate never keeps work
-on a device predicted more than ``MAX_MARGIN``× slower than another — risk-aware gating, as
-in GPU-accelerated OLAP engines that offload only when a calibrated model says it pays.
+``sigma`` its model's held-out error *near this call's size* (:meth:`DeviceFit.sigma_at`),
+floored at ``SIGMA_FLOOR`` — risk-aware gating, as in GPU-accelerated OLAP engines that
+offload only when a calibrated model says it pays.
+
+Why the margin is capped at ``MAX_MARGIN = sqrt(ACCEPTED_REGRET)``: staying home while
+another device is predicted up to ``m``× faster costs up to ``m × e`` when the prediction
+is off by a factor ``e``. Near the crossover the devices are close and either pick costs
+little; the large regrets come from a confident prediction that is wrong, and a wide gate
+adds its own width to that error. A band of ``sqrt(R)`` keeps the regret of a kept call
+within ``R`` (1.25, the evaluation's goal) whenever the model is within ``sqrt(R)`` of the
+truth; where the models are less sure than that, the point prediction decides (it has the
+lowest expected regret: with errors symmetric in log time, moving and staying risk alike).
 
 Never chosen: a device that is unavailable, one whose timing is modeled (the FPGA emulator),
 one whose model comes from a recording, or another device than the one holding device
@@ -27,15 +35,17 @@ from ..log import get_logger, log_once
 from .model import DeviceFit
 
 __all__ = ["Prediction", "predict", "decide", "choose", "home_device", "bytes_of", "margin_of",
-           "SIGMA_FLOOR", "MAX_MARGIN"]
+           "SIGMA_FLOOR", "MAX_MARGIN", "ACCEPTED_REGRET"]
 
 _log = get_logger("hetlab.auto")
 #: smallest error a model is trusted to (log time): timing noise at ~3%
 SIGMA_FLOOR = 0.03
-#: the gate's widest band: a device predicted this many times faster is always taken. 1.25,
-#: the worst regret the evaluation accepts: where the models are less sure than that, the point
-#: prediction decides (a 2.0 cap held back predicted 1.3-2x gains that were real 2-2.7x ones)
-MAX_MARGIN = 1.25
+#: the worst regret (time of the pick / best time) the evaluation accepts
+ACCEPTED_REGRET = 1.25
+#: the gate's widest band: a device predicted this many times faster is always taken (the
+#: band and a model error of the same size together stay within ACCEPTED_REGRET; a 2.0 cap
+#: held back predicted 1.3-2x gains that were real 2-2.7x ones, a 1.25 cap a real 1.5x)
+MAX_MARGIN = math.sqrt(ACCEPTED_REGRET)
 
 
 def margin_of(sigma_home: float, sigma_best: float) -> float:
@@ -44,8 +54,8 @@ def margin_of(sigma_home: float, sigma_best: float) -> float:
 
     >>> round(margin_of(0.0, 0.0), 4)            # floored: 0.03 * sqrt(2)
     0.0424
-    >>> round(math.exp(margin_of(5.0, float("inf"))), 2)   # capped
-    1.25
+    >>> round(math.exp(margin_of(5.0, float("inf"))), 3)   # capped at sqrt(1.25)
+    1.118
     """
     s1, s2 = max(sigma_home, SIGMA_FLOOR), max(sigma_best, SIGMA_FLOOR)
     return min(math.hypot(s1, s2), math.log(MAX_MARGIN))
@@ -149,7 +159,8 @@ def predict(spec: KernelSpec, validated: Mapping[str, Any], home: str,
         resident = home != "host" and name == home
         out.append(Prediction(name, available, fit.source, compute_s=fit.compute_s(cost),
                               transfer_s=fit.transfer_s(b_in, b_out, resident),
-                              launch_s=fit.overhead_s, jit_s=fit.jit_s, sigma=fit.sigma,
+                              launch_s=fit.overhead_s, jit_s=fit.jit_s,
+                              sigma=fit.sigma_at(cost),
                               why_not=why))
     return out
 
@@ -183,9 +194,9 @@ def decide(preds: Sequence[Prediction], home: str) -> tuple[str, str]:
 
 def choose(spec: KernelSpec, validated: dict[str, Any], home: str) -> str:
     """The chooser behind ``device="auto"`` (installed by ``import hetlab.auto``)."""
-    from .calibrate import fits_for
+    from .calibrate import fits_for_call
 
-    preds = predict(spec, validated, home, fits_for(spec.name))
+    preds = predict(spec, validated, home, fits_for_call(spec, validated))
     device, reason = decide(preds, home)
     log_once(_log, (spec.name, device, reason.split(" ")[0]),
              "auto: %s on %s (%s)", spec.name, device, reason)

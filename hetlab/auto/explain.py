@@ -9,7 +9,7 @@ from typing import Any
 from ..core.dispatch import data_home
 from ..core.registry import get_kernel
 from ..errors import InvalidInputError
-from .calibrate import fits_for
+from .calibrate import fits_for_call, variant_of
 from .chooser import decide, predict
 
 __all__ = ["explain"]
@@ -56,8 +56,10 @@ def explain(kernel: Any, *args: Any, **kwargs: Any) -> Any:
         recorded, modeled or none), ``compute_s``, ``transfer_s`` (host↔device copies; 0 for
         resident data), ``launch_s`` (fixed cost per call), ``total_s`` (their sum, what is
         compared), ``jit_s`` (first call's extra, not counted), ``margin`` (the model's
-        measured relative error, ``exp(sigma) - 1``), ``chosen`` and ``reason``.
-        ``attrs["choice"]`` and ``attrs["reason"]`` repeat the decision.
+        held-out relative error near this call's size, ``exp(sigma) - 1``), ``chosen`` and
+        ``reason``.
+        ``attrs["choice"]`` and ``attrs["reason"]`` repeat the decision; ``attrs["variant"]``
+        names the calibrated variant of the call (its flag and choice arguments).
 
     Raises
     ------
@@ -79,7 +81,7 @@ def explain(kernel: Any, *args: Any, **kwargs: Any) -> Any:
     user = _bind(kernel, spec, args, kwargs)
     home = data_home(spec, user)
     validated = spec.validate(**user)
-    preds = predict(spec, validated, home, fits_for(spec.name))
+    preds = predict(spec, validated, home, fits_for_call(spec, validated))
     device, reason = decide(preds, home)
     rows = []
     for p in preds:
@@ -90,5 +92,6 @@ def explain(kernel: Any, *args: Any, **kwargs: Any) -> Any:
                      "chosen": p.device == device,
                      "reason": reason if p.device == device else (p.why_not or "slower")})
     df = pd.DataFrame(rows, columns=["device", *_COLUMNS]).set_index("device")
-    df.attrs.update(choice=device, reason=reason, kernel=spec.name)
+    df.attrs.update(choice=device, reason=reason, kernel=spec.name,
+                    variant=variant_of(spec, validated))
     return df

@@ -1,20 +1,24 @@
 """The cost model of one (kernel, device): ``t = overhead + k · roofline_time ** p``, corrected
-to the calibration points (log-log interpolation between them).
+to the calibration points (its ratio to them interpolated between them).
 
 ``roofline_time`` is the kernel's declared cost (``spec.cost``: flops, bytes) on the device's
 measured peaks, ``max(bytes / bandwidth, flops / flop_rate)``; ``overhead`` (launch, thread
 wake-up, Python dispatch), ``k`` and ``p`` are fitted to a short calibration run
 (:mod:`hetlab.auto.calibrate`). The model's error margin ``sigma`` is measured, not assumed:
 the robust spread (1.4826 × median |error|) of ``log(predicted / observed)`` over the
-calibration points, each predicted from the others (leave-one-out).
+calibration points, each predicted by a model that did not see it (held out: every other
+point of the ×2 calibration grid predicted from the rest, so the held-out error is that of
+a ×4 grid — more than the final model, which uses every point, commits). The errors are
+kept per point: :meth:`DeviceFit.sigma_at` is the error *near* a call's size, where the
+choice is made, not an average over sizes where the devices are far apart.
 
 >>> import numpy as np
 >>> r = np.array([1e-6, 1e-5, 1e-4, 1e-3]); t = 2e-5 + 3.0 * r
 >>> a, k, p, sigma = fit_points(r, t)
 >>> bool(abs(a - 2e-5) < 1e-6 and abs(k - 3.0) < 0.05)
 True
->>> round(sigma, 2)    # interpolating across a ×10 gap at the knee of the curve
-0.14
+>>> round(sigma, 3)    # each point predicted from the others: the law holds through the knee
+0.0
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ import numpy as np
 
 from ..core.spec import Cost
 
-__all__ = ["DeviceFit", "fit_points", "interpolate", "roofline_s"]
+__all__ = ["DeviceFit", "fit_points", "held_out_errors", "interpolate", "robust_sigma",
+           "roofline_s"]
 
 #: exponents tried for ``p`` (a grid: robust, no optimizer)
 _POWERS = np.round(np.arange(0.5, 1.501, 0.025), 3)
@@ -77,19 +82,88 @@ def _fit(r: np.ndarray, t: np.ndarray) -> tuple[float, float, float]:
 
 
 def interpolate(points: Any, r: float, a: float, k: float, p: float) -> float:
-    """Time at roofline time ``r`` from sorted calibration ``points`` ((r, t) pairs):
-    log-log interpolation inside, the law ``a + k r^p`` scaled to the end point outside."""
+    """Time at roofline time ``r`` from calibration ``points`` ((r, t) pairs): the law
+    ``a + k r^p`` corrected to the points — its ratio to the measured times interpolated
+    log-linearly in ``r`` between them, held at the first point's ratio below them (the
+    law's curvature at the knee between fixed cost and throughput is kept, which a log-log
+    interpolation of the times cuts straight across); above the largest point, the fixed
+    cost plus a roofline term linear in ``r``, scaled to meet that point.
+
+    >>> pts = [(1e-6, 2e-6), (1e-5, 1.1e-5), (1e-4, 1.01e-4)]      # t = 1e-6 + r
+    >>> round(interpolate(pts, 1e-3, 1e-6, 1.0, 1.0) * 1e3, 4)       # ms, beyond: linear
+    1.001
+    """
     pr = np.array([q[0] for q in points], dtype=float)
     pt = np.array([q[1] for q in points], dtype=float)
     order = np.argsort(pr)
     pr, pt = pr[order], pt[order]
-    if r <= pr[0]:
-        law0, law = a + k * pr[0] ** p, a + k * r**p
-        return float(pt[0] * law / law0) if law0 > 0 else float(pt[0])
-    if r >= pr[-1]:
-        law1, law = a + k * pr[-1] ** p, a + k * r**p
-        return float(pt[-1] * law / law1) if law1 > 0 else float(pt[-1])
-    return float(np.exp(np.interp(np.log(r), np.log(pr), np.log(pt))))
+    laws = a + k * pr**p
+    if r > pr[-1]:
+        # beyond the largest point the work dominates: time grows with the declared work
+        # (the roofline term linear in r), not with an exponent fitted where the fixed cost
+        # and the caches still bend the curve (p = 1.3 vs 1.05 extrapolated ×16 in work
+        # turned a 1.4× faster device into a predicted 1.4× slower one)
+        c = k * pr[-1] ** p
+        end, lin = a + c, a + c * r / pr[-1]
+        return float(pt[-1] * lin / end) if end > 0 else float(pt[-1] * r / pr[-1])
+    law = a + k * r**p
+    if not (law > 0 and np.all(laws > 0)):  # no usable law: the times themselves, log-log
+        return float(np.exp(np.interp(np.log(r), np.log(pr), np.log(pt))))
+    ratio = np.interp(np.log(r), np.log(pr), np.log(pt / laws))  # constant below the first
+    return float(law * np.exp(ratio))
+
+
+def held_out_errors(r: Any, t: Any) -> np.ndarray:
+    """``log(predicted / observed)`` of each calibration point, predicted without it.
+
+    With 5 or more points (sorted by ``r``) the points are split in two alternating halves
+    and each half is predicted by :func:`interpolate` from a fit to the other (two-fold
+    cross-validation: on the ×2 calibration grid each prediction bridges a ×4 gap, or
+    extrapolates one step at the ends); with 3–4 points each is left out in turn; with fewer,
+    the in-sample error of the fitted law (a lower bound).
+
+    Parameters
+    ----------
+    r, t : array-like of float, shape (n,)
+        Roofline times and measured times (s) of the calibration points, > 0.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+        The held-out log errors, in the order of ``r``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> r = np.geomspace(1e-6, 1e-3, 7); t = 1e-5 + 2.0 * r
+    >>> bool(np.abs(held_out_errors(r, t)).max() < 0.1)
+    True
+    """
+    r, t = np.asarray(r, dtype=float), np.asarray(t, dtype=float)
+    n = len(r)
+    if n < 3:
+        a, k, p = _fit(r, t)
+        return np.log(np.maximum(a + k * r**p, 1e-12) / t)
+    order = np.argsort(r)
+    rank = np.empty(n, dtype=int)
+    rank[order] = np.arange(n)
+    groups = [rank % 2 == g for g in (0, 1)] if n >= 5 else [np.arange(n) == i for i in range(n)]
+    errs = np.zeros(n)
+    for out in groups:
+        keep = ~out
+        ai, ki, pi = _fit(r[keep], t[keep])
+        pts = list(zip(r[keep], t[keep], strict=True))
+        for i in np.flatnonzero(out):
+            pred = interpolate(pts, float(r[i]), ai, ki, pi)
+            errs[i] = math.log(max(pred, 1e-12) / t[i])
+    return errs
+
+
+def robust_sigma(errs: Any) -> float:
+    """1.4826 × median |error|: the RMS of normal errors, but one point hit by a preempted
+    run on a shared machine does not set the margin of every call (inf when empty)."""
+    e = np.abs(np.asarray(errs, dtype=float))
+    return float(1.4826 * np.median(e)) if e.size else float("inf")
 
 
 def fit_points(r: Any, t: Any) -> tuple[float, float, float, float]:
@@ -100,7 +174,7 @@ def fit_points(r: Any, t: Any) -> tuple[float, float, float, float]:
     r : array-like of float, shape (n,)
         Roofline times of the calibration cases (s), > 0.
     t : array-like of float, shape (n,)
-        Their measured median times (s), > 0.
+        Their measured times (s), > 0.
 
     Returns
     -------
@@ -109,27 +183,12 @@ def fit_points(r: Any, t: Any) -> tuple[float, float, float, float]:
     k, p : float
         Scale and exponent of the roofline term (``p`` in [0.5, 1.5]).
     sigma : float
-        Leave-one-out spread of ``log(predicted / observed)`` (n >= 3; 1.4826 × the median
-        absolute error, robust to one disturbed point): each point predicted by
-        :func:`interpolate` from the others — what a size between calibration points risks;
-        else the in-sample RMS (a lower bound).
+        :func:`robust_sigma` of the :func:`held_out_errors`: what a size between
+        calibration points risks, over all sizes.
     """
     r, t = np.asarray(r, dtype=float), np.asarray(t, dtype=float)
     a, k, p = _fit(r, t)
-    if len(r) >= 3:
-        errs = []
-        for i in range(len(r)):
-            keep = np.arange(len(r)) != i
-            ai, ki, pi = _fit(r[keep], t[keep])
-            pts = list(zip(r[keep], t[keep], strict=True))
-            pred = interpolate(pts, float(r[i]), ai, ki, pi)
-            errs.append(math.log(max(pred, 1e-12) / t[i]))
-    else:
-        errs = [math.log(max(a + k * ri**p, 1e-12) / ti) for ri, ti in zip(r, t, strict=True)]
-    # robust spread (1.4826 × median |error|: the RMS of normal errors, but one point hit by
-    # a preempted run on a shared machine does not set the margin of every call)
-    sigma = float(1.4826 * np.median(np.abs(errs))) if errs else float("inf")
-    return a, k, p, sigma
+    return a, k, p, robust_sigma(held_out_errors(r, t))
 
 
 @dataclass(frozen=True)
@@ -146,7 +205,7 @@ class DeviceFit:
     overhead_s, scale, power : float
         ``t = overhead_s + scale · roofline_s ** power`` (s).
     sigma : float
-        Measured error margin: spread of ``log(predicted / observed)`` (leave-one-out).
+        Measured error margin over all sizes: :func:`robust_sigma` of ``errors``.
     jit_s : float
         First-call extra time seen while calibrating (JIT compile; s).
     bandwidth_gbps, gflops : float
@@ -172,6 +231,26 @@ class DeviceFit:
     sizes: tuple[int, ...] = ()
     #: the calibration points (roofline s, best measured s), when kept
     points: tuple[tuple[float, float], ...] = ()
+    #: held-out ``log(predicted / observed)`` of each point (:func:`held_out_errors`)
+    errors: tuple[float, ...] = ()
+    #: the calibrated variant of the call (its choice and flag arguments), "" for any
+    variant: str = ""
+
+    def sigma_at(self, cost: Cost) -> float:
+        """The model's error near ``cost``: the RMS held-out error of the two calibration
+        points nearest (in log roofline time) to the call; ``sigma`` without kept errors.
+
+        Where the choice is close (the crossover), the error that matters is the one
+        measured there: a model good at the crossover and poor far from it gets a narrow
+        margin where a wrong pick would cost little, not its worst error everywhere.
+        """
+        r = roofline_s(cost, self.bandwidth_gbps, self.gflops)
+        if len(self.errors) < 2 or len(self.errors) != len(self.points) or not r > 0:
+            return self.sigma
+        lr = np.log([q[0] for q in self.points])
+        near = np.argsort(np.abs(lr - math.log(r)), kind="stable")[:2]
+        e = np.asarray(self.errors)[near]
+        return float(np.sqrt(np.mean(e**2)))
 
     def time_s(self, cost: Cost) -> float:
         """Predicted time of one call (s), launch overhead included.
@@ -203,9 +282,11 @@ class DeviceFit:
         d = asdict(self)
         d["sizes"] = list(self.sizes)
         d["points"] = [list(p) for p in self.points]
+        d["errors"] = list(self.errors)
         return d
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> DeviceFit:
         return cls(**{**d, "sizes": tuple(d.get("sizes", ())),
-                      "points": tuple(tuple(p) for p in d.get("points", ()))})
+                      "points": tuple(tuple(p) for p in d.get("points", ())),
+                      "errors": tuple(d.get("errors", ()))})

@@ -167,10 +167,10 @@ for size in (2048, 32768):
 # ## 3 · `device="auto"` against the oracle
 #
 # `device="auto"` predicts each device's time from a model calibrated on this machine (a short
-# run per kernel: sizes 16, 64, 256, … on every device), and leaves the device the data lives on
-# only when the predicted gain beats the model's own measured error (capped: a device predicted
-# more than 2× faster is always taken). The calibration below is limited to two kernels and
-# small sizes so the notebook stays quick.
+# run per kernel: sizes 16, 32, 64, … on every device), and leaves the device the data lives on
+# only when the predicted gain beats the model's own error measured on held-out sizes (capped: a
+# device predicted more than √1.25 ≈ 1.12× faster is always taken). The calibration below is
+# limited to two kernels and small sizes so the notebook stays quick.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -195,7 +195,7 @@ print("auto's answer matches the reference (float32 sums in another order):", ok
 
 # %% [markdown]
 # The oracle is the measured best device of each case. The sweep uses sizes *between* the
-# calibration's (×4) grid and another seed, so auto is judged on cases it has not seen. Regret is
+# calibration's (×2) grid and another seed, so auto is judged on cases it has not seen. Regret is
 # the time of auto's pick over the best time (1.00: auto picked the best).
 
 # %%
