@@ -15,8 +15,13 @@ import numba
 from hetlab import offload
 from hetlab.offload.runtime.measure import copy_args, outputs_of
 
+# benchmarks/ on sys.path only for this import: left there, its distributed.py would shadow
+# the dask package for test files that run later in the same process
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
-from offload_suite import FAMILIES, SUITE
+try:
+    from offload_suite import FAMILIES, SUITE
+finally:
+    sys.path.pop(0)
 
 NAMES = list(SUITE)
 

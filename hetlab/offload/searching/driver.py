@@ -17,7 +17,7 @@ from ..analysis.report import Report, analyze
 from ..runtime.guard import array_leaves, overlap
 from ..runtime.measure import Measurement, confirm_times, copy_args, outputs_of
 from ..runtime.measure import measure as _measure
-from ..targets.base import Target, Variant
+from ..targets.base import Target, Variant, alias_guard
 from ..targets.generate import transform
 from ..targets.registry import describe_names, get_target, target_names
 from . import remote
@@ -256,6 +256,13 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
     base_v, base_m = (serial_v, serial) if not blocks else \
         (base_v or transform(report, blocks=blocks, target=target.name),
          (block_trials or {})[blocks])
+    fixed_v = target.fixed_serial(report, blocks) if hasattr(target, "fixed_serial") else None
+    if fixed_v is not None:  # the fixed passes alone: a serial candidate of its own
+        fixed_v.guard = alias_guard(report)
+        m = _measure(fixed_v.compile(), args, expected, repeats=repeats, warmup=warmup,
+                     timeout_s=timeout_s, sync=target.synchronize)
+        if m.verified and m.times_s and m.time_s < base_m.time_s:
+            base_v, base_m = fixed_v, m
     variants: dict[tuple[int, ...], Variant] = {zero: base_v}
     measured: dict[tuple[int, ...], Measurement] = {zero: base_m}
     if resume is not None:
@@ -337,15 +344,17 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
                                  if final.cache[g] > 0 and final.cache[g] >= floor))
         top = [g for g in top if g != zero][:confirm]
         contenders: dict[Any, tuple[Callable[..., Any], Any]] = {}
-        if blocks:  # the baseline stays the original's serial njit
+        changed = bool(blocks) or base_v is not serial_v
+        if changed:  # the baseline stays the original's serial njit
             contenders["serial"] = (serial_v.compile(), None)
         contenders.update({g: (variants[g].compile(), sync) for g in [zero, *top]})
         contenders["auto"] = (auto[0].compile(), None)
         confirmed = confirm_times(contenders, args, repeats)
         best = min([zero, *top], key=lambda g: confirmed.get(g, math.inf))
         serial_s, auto_s = confirmed.get("serial", confirmed[zero]), confirmed["auto"]
-        if blocks and serial_s <= confirmed.get(best, math.inf):
-            # the function blocks (and loops on top) measured no faster than the serial
+        if changed and serial_s <= confirmed.get(best, math.inf):
+            # the function blocks or fixed passes (and loops on top) measured no faster than
+            # the serial
             # njit of the original when timed back to back: keep the serial njit
             full = target.genes(report)
             none = (0,) * len(full)

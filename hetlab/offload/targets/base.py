@@ -100,6 +100,12 @@ class TargetBase:
         """After the search: figures of the chosen plan (thread amount, transfers…)."""
         return None
 
+    def fixed_serial(self, report: Report, blocks: tuple[str, ...] = ()) -> Variant | None:
+        """A serial variant with this target's fixed loop passes applied (interchange, scalar
+        replacement), a candidate beside the plain serial one; None when the target has no
+        such passes or none applies."""
+        return None
+
 
 def for_nodes(stmts: list[ast.stmt]) -> Iterator[ast.For]:
     """``for`` statements in the pre-order :func:`~hetlab.offload.analysis.report.analyze`

@@ -46,6 +46,13 @@ class NumbaTarget(TargetBase):
                                     transforms=fixed),
                        dict(report.source.namespace), blocks=chosen_blocks)
 
+    def fixed_serial(self, report: Report, blocks: tuple[str, ...] = ()) -> Variant | None:
+        """The serial ``njit`` with the fixed passes (a serial loop nest gains from an
+        interchange to unit stride as much as a parallel one); None when no pass applies."""
+        v = self.generate(report, (), blocks=blocks, transforms=True)
+        plain = self.generate(report, (), blocks=blocks, transforms=False)
+        return v if v.source != plain.source else None
+
     def genes(self, report: Report) -> list[str]:
         """The parallelizable loops and those parallel with privatized arrays (their
         privatization is part of the gene: a chosen loop gets it)."""
