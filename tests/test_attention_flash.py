@@ -88,18 +88,28 @@ def test_rising_scores_rescale_and_falling_scores_underflow(causal):
 def test_polynomial_exp2_error_bound():
     # documented: relative error ≤ 1e-7 for t ≥ −126; t < −126 gives exactly 0
     x = np.linspace(-126, 0, 200_001, dtype=np.float32)
-    s = x[None, :].copy()
+    s = x.copy()
     ebits = np.empty(x.size, np.int32)
-    total = _flash._exp2_row(s, 0, x.size, np.float32(0), ebits, ebits.view(np.float32))
+    total = _flash._exp2_row(s, x.size, np.float32(0), ebits, ebits.view(np.float32))
     want = np.exp2(x.astype(np.float64))
-    assert np.abs(s[0] / want - 1).max() <= 1e-7
+    assert np.abs(s / want - 1).max() <= 1e-7
     assert abs(total / want.sum() - 1) < 1e-5
-    low = np.array([[-126.5, -127, -300, -3e38]], np.float32)
-    _flash._exp2_row(low, 0, 4, np.float32(0), ebits, ebits.view(np.float32))
-    assert np.array_equal(low, np.zeros((1, 4), np.float32))
-    shifted = np.array([[10.0, 9.0, 7.5]], np.float32)  # 2^(x − max) with max = 10
-    _flash._exp2_row(shifted, 0, 3, np.float32(10), ebits, ebits.view(np.float32))
-    np.testing.assert_allclose(shifted[0], [1.0, 0.5, 2**-2.5], rtol=1e-7)
+    low = np.array([-126.5, -127, -300, -3e38], np.float32)
+    _flash._exp2_row(low, 4, np.float32(0), ebits, ebits.view(np.float32))
+    assert np.array_equal(low, np.zeros(4, np.float32))
+    shifted = np.array([10.0, 9.0, 7.5], np.float32)  # 2^(x − max) with max = 10
+    _flash._exp2_row(shifted, 3, np.float32(10), ebits, ebits.view(np.float32))
+    np.testing.assert_allclose(shifted, [1.0, 0.5, 2**-2.5], rtol=1e-7)
+
+
+@pytest.mark.parametrize("n", [1, 5, 16, 17, 256])
+def test_float32_max_through_the_bit_patterns(n):
+    rng = np.random.default_rng(n)
+    for x in (rng.standard_normal(n), -rng.random(n) - 1, rng.random(n) + 1,
+              np.r_[np.full(n - 1, -0.0), -1e-30][-n:], np.r_[np.full(n - 1, -3e38), -2e38][-n:]):
+        x = x.astype(np.float32)
+        got = np.int32(_flash._max_f32_bits(x.view(np.int32), n)).view(np.float32)
+        assert got == x.max(), (n, x)
 
 
 def test_blas_thread_limit_is_restored():
