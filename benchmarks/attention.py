@@ -15,6 +15,7 @@ run round-robin; on a shared machine they move from run to run.
 
     PYTHONPATH=. python benchmarks/attention.py            # full sizes (minutes)
     PYTHONPATH=. python benchmarks/attention.py --quick    # small sizes (seconds)
+    PYTHONPATH=. python benchmarks/attention.py --flash-only   # only flash vs torch SDPA
 """
 
 from __future__ import annotations
@@ -29,13 +30,14 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="small sizes")
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--flash-only", action="store_true", help="only flash vs torch SDPA")
     args = p.parse_args(argv)
 
     import numba
 
     import hetlab as hl
     from hetlab.backends.numba import _parallel_triad_gbps
-    from hetlab.kernels.attention import decode_attention_info
+    from hetlab.kernels.attention import _flash, decode_attention_info
     from hetlab.kernels.attention.numba import decode_attention_stats
     from hetlab.machine import cpu_model
 
@@ -54,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
         sdpa = torch.nn.functional.scaled_dot_product_attention
     except ImportError:
         torch = None
+    path = (f"numba flash (_flash.py: BLAS GEMM tiles {_flash.BLOCK_Q}x{_flash.BLOCK_K}, "
+            "online softmax, exp2 polynomial)")
     for n in sizes:
         q, k, v = (rng.standard_normal((heads, n, d), dtype=np.float32) for _ in range(3))
         fns = {"numba": lambda q=q, k=k, v=v: hl.attention(q, k, v, device="numba")}
@@ -62,14 +66,20 @@ def main(argv: list[str] | None = None) -> int:
             fns["torch"] = lambda tq=tq, tk=tk, tv=tv: sdpa(tq, tk, tv)
         t = interleaved(fns, 1 if n > 8192 else args.repeats)
         flops = 4.0 * heads * n * n * d
-        line = (f"flash n={n:6d} h={heads} d={d} f32 [{cpu}]: numba flash (numba.py _flash) "
+        line = (f"flash n={n:6d} h={heads} d={d} f32 [{cpu}]: {path} "
                 f"{t['numba'] * 1e3:9.2f} ms {flops / t['numba'] / 1e9:6.1f} GFLOP/s")
         if torch is not None:
-            line += (f" | torch {torch.__version__} SDPA CPU {t['torch'] * 1e3:9.2f} ms | "
+            line += (f" | torch {torch.__version__} SDPA CPU {t['torch'] * 1e3:9.2f} ms "
+                     f"{flops / t['torch'] / 1e9:6.1f} GFLOP/s | "
                      f"numba/torch speed {t['torch'] / t['numba']:.2f}× (goal ≥ 1.0×)")
+            o, ot = fns["numba"](), fns["torch"]().numpy()
+            err = np.abs(o - ot).max() / np.abs(ot).max()
+            line += f" | max|o − o_torch|/max|o_torch| {err:.1e}"
         else:
             line += " | torch not installed (pip install 'hetlab[torch-baseline]')"
-        print(line)
+        print(line, flush=True)
+    if args.flash_only:
+        return 0
 
     q1 = rng.standard_normal((heads, d), dtype=np.float32)
     kc, vc = (rng.standard_normal((heads, cache, d), dtype=np.float32) for _ in range(2))
