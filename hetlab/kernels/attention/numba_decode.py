@@ -146,8 +146,9 @@ def _part(qs, k, v, bits, hh, j0, j1, unified, phi, acc, s, fast, ebits, ps,
             if mx > m:
                 alpha = math.exp(m - mx)
                 total *= alpha
+                a = s.dtype.type(alpha)  # acc stays in its dtype
                 for e in range(acc.shape[0]):
-                    acc[e] *= alpha
+                    acc[e] *= a
                 m = mx
             ref = m
         total += _weights(s, cols, ref, fast, ebits, fbits)

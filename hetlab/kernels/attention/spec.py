@@ -32,7 +32,11 @@ counts and head dims agree; ``1 ≤ d, d_v ≤ 256``; scores and sums must stay 
 dtype (``max|q|·max|k|·d·scale`` and ``max|v|·n_k·2³²`` below its largest value — the 2³²
 leaves room for the unified-max softmax's ``e²⁰`` headroom); ``causal`` only where
 ``n_q = n_k`` (prefill) or ``n_q = 1`` (decode: the one query is the last position and sees
-every key).
+every key). Decode defers the value checks of ``k_cache`` and ``v_cache`` (when they need no
+cast) from validation to the implementation — the same rules, :func:`check_cache`: the
+numpy reference scans first, the numba kernel folds the checks into its one pass over the
+cache (a separate scan read the cache twice more, as long as the kernel itself took) and
+raises the same errors.
 """
 
 from __future__ import annotations
