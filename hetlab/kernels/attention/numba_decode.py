@@ -159,7 +159,7 @@ def _part(qs, k, v, bits, hh, j0, j1, unified, phi, acc, s, fast, ebits, ps,
 
 
 @njit(parallel=True, cache=True)
-def _decode(q, k, v, bits, parts, unified, phi, hi, lo, acc, lsum, ref, redo, ps, pu,
+def _decode(q, k, v, bits, parts, block, unified, phi, hi, lo, acc, lsum, ref, redo, ps, pu,
             fast):  # pragma: no cover - compiled
     h, n, _ = k.shape
     d = q.shape[1]
@@ -180,8 +180,8 @@ def _decode(q, k, v, bits, parts, unified, phi, hi, lo, acc, lsum, ref, redo, ps
         qs = np.empty(d, q.dtype)
         for e in range(d):
             qs[e] = q[hh, e] * scale
-        s = np.empty(DECODE_BLOCK, q.dtype)
-        ebits = np.empty(DECODE_BLOCK, np.int32)
+        s = np.empty(block, q.dtype)
+        ebits = np.empty(block, np.int32)
         done = False
         if unified:
             ph = phi[hh]
@@ -287,7 +287,7 @@ def decode_attention_stats(q1: np.ndarray, k_cache: np.ndarray, v_cache: np.ndar
     bits = (k_cache.view(signed).reshape(h, n * d), k_cache.view(unsigned).reshape(h, n * d),
             v_cache.view(signed).reshape(h, n * dv), v_cache.view(unsigned).reshape(h, n * dv))
     with np.errstate(all="ignore"):  # refused inputs make NaN here; _refuse names them
-        _decode(q1, k_cache, v_cache, bits, parts, unified, phi, OVERFLOW_MARGIN,
+        _decode(q1, k_cache, v_cache, bits, parts, DECODE_BLOCK, unified, phi, OVERFLOW_MARGIN,
                 UNDERFLOW_MARGIN, acc, lsum, ref, redo, ps, pu, q1.dtype == np.float32)
         if unified and not redo.any():
             out = acc.astype(np.float64).sum(axis=1) / lsum.sum(axis=1)[:, None]  # no rescale
