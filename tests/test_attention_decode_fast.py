@@ -170,8 +170,9 @@ def test_the_part_loop_compiles_to_simd():
     eb = np.empty(nd.DECODE_BLOCK, np.int32)
     part = numba.njit(fastmath=nd._FM)(nd._part.py_func)  # a fresh compile (no cache)
     part(q1[0], k, v, bits, 0, 0, n, True, 1.0, acc, s, True, eb, np.zeros(2, np.int32),
-         np.zeros(2, np.uint32))
+         np.zeros(2, np.uint32), nd.PREFETCH_ROWS)
     asm = part.inspect_asm(part.signatures[0])
     ops = _packed_ops(asm)
     assert any(o.startswith("vfmadd") and o.endswith("ps") for o in ops), ops  # dot, p·V
     assert {"vpmaxsd", "vpmaxud"} <= ops, ops  # the folded validation
+    assert "prefetcht0" in asm  # rows ahead of the K and V streams

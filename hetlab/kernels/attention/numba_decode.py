@@ -4,8 +4,9 @@ The cache is cut into ``parts`` (FlashDecoding); heads × parts run in one ``pra
 part reads its keys and values **once**, in blocks of :data:`DECODE_BLOCK` keys: the scores
 of a block are one contiguous d-dot per key row (SIMD FMAs over d), the weights are
 exponentiated in place (float32: :func:`._vexp.exp_shifted`, vectorized; float64:
-``math.exp``), and ``p·V`` adds contiguous value rows (SIMD over d_v). Then the parts of a
-head are combined (a few hundred numbers, in float64):
+``math.exp``), and ``p·V`` adds contiguous value rows (SIMD over d_v); both loops prefetch
+the row :data:`PREFETCH_ROWS` ahead (the hardware prefetcher stops at 4 KiB pages). Then
+the parts of a head are combined (a few hundred numbers, in float64):
 
 * ``"synchronized"``: each part keeps its own running maximum ``m_p`` (online softmax over
   its blocks: when a block raises it, the part's sum and accumulator are rescaled); the
@@ -40,7 +41,10 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-from numba import njit, prange
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from ...errors import HetlabError
 from ._scan import max_abs
@@ -48,7 +52,8 @@ from ._vexp import exp_shifted
 from .spec import check_cache, check_ranges
 
 __all__ = ["decode_attention", "decode_attention_stats", "DecodeStats", "unified_phi",
-           "auto_parts", "OVERFLOW_MARGIN", "UNDERFLOW_MARGIN", "PHI_SAMPLE", "DECODE_BLOCK"]
+           "auto_parts", "OVERFLOW_MARGIN", "UNDERFLOW_MARGIN", "PHI_SAMPLE", "DECODE_BLOCK",
+           "PREFETCH_ROWS"]
 
 #: a unified-max part is recomputed when its maximum exceeds φ by more than this (e^20 ≈ 5e8:
 #: sums of up to 2³¹ weights stay far from float32's 3.4e38)
@@ -59,17 +64,53 @@ UNDERFLOW_MARGIN = 30.0
 PHI_SAMPLE = 256
 #: keys whose scores a decode part computes at once (one block: scores, weights, p·V)
 DECODE_BLOCK = 128
+#: rows of K (in the score loop) and of V (in the p·V loop) prefetched ahead of the one read:
+#: 16 rows of d = 64 float32 = one 4 KiB page, which the hardware prefetcher does not cross
+#: (measured here, on a loaded machine: ~5–10% less time than without)
+PREFETCH_ROWS = 16
 _FM = {"reassoc", "contract", "nsz", "arcp"}
 
 
+@intrinsic
+def _prefetch(typingctx, arr, idx):  # pragma: no cover - compiled
+    """Hint the cache line holding the ``idx``-th element of C-contiguous ``arr`` (flat)
+    into L1 (LLVM's prefetch: read, high locality, data); never faults."""
+    sig = types.void(arr, idx)
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        ptr = builder.gep(ary.data, [args[1]])
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        builder.call(fn, [ptr, i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(cache=True, inline="always")
+def _ahead(x, hh, row, dist):  # pragma: no cover - compiled
+    """Prefetch row ``row + dist`` of head ``hh`` of x (heads, n, d) (the last row at most),
+    one hint per 64-byte line."""
+    n, d = x.shape[1], x.shape[2]
+    r = min(row + dist, n - 1)
+    base = (hh * n + r) * d
+    step = max(1, 64 // x.itemsize)
+    for e in range(0, d, step):
+        _prefetch(x, base + e)
+
+
 @njit(fastmath=_FM, cache=True, inline="always")
-def _scores(qs, k, hh, b0, cols, s):  # pragma: no cover - compiled
+def _scores(qs, k, hh, b0, cols, s, dist):  # pragma: no cover - compiled
     """s[:cols] = qs · k[hh, b0 + c] (one contiguous d-dot per key row); returns the block's
     largest score."""
     d = qs.shape[0]
     zero = qs[0] - qs[0]  # qs is finite: a zero of its dtype (x * 0 would be float64)
     mx = zero - np.inf
     for c in range(cols):
+        if dist:
+            _ahead(k, hh, b0 + c, dist)
         row = k[hh, b0 + c]
         x = zero
         for e in range(d):
@@ -80,10 +121,12 @@ def _scores(qs, k, hh, b0, cols, s):  # pragma: no cover - compiled
 
 
 @njit(fastmath=_FM, cache=True, inline="always")
-def _accumulate(v, hh, b0, cols, s, acc):  # pragma: no cover - compiled
+def _accumulate(v, hh, b0, cols, s, acc, dist):  # pragma: no cover - compiled
     """acc += Σ_c s[c] · v[hh, b0 + c] (contiguous value rows, SIMD over d_v)."""
     dv = acc.shape[0]
     for c in range(cols):
+        if dist:
+            _ahead(v, hh, b0 + c, dist)
         p = s[c]
         row = v[hh, b0 + c]
         for e in range(dv):
@@ -122,8 +165,8 @@ def _weights(s, cols, ref, fast, ebits, fbits):  # pragma: no cover - compiled
 
 
 @njit(fastmath=_FM, cache=True)
-def _part(qs, k, v, bits, hh, j0, j1, unified, phi, acc, s, fast, ebits, ps,
-          pu):  # pragma: no cover - compiled
+def _part(qs, k, v, bits, hh, j0, j1, unified, phi, acc, s, fast, ebits, ps, pu,
+          dist):  # pragma: no cover - compiled
     """One part in one pass over its keys. Unified (``unified``): weights exp(s − φ), no
     rescale; else online softmax over blocks (running maximum, acc rescaled when it rises).
     Returns (l, max score); fills acc, and ``ps``/``pu`` with the :func:`_peaks` of k (index
@@ -137,7 +180,7 @@ def _part(qs, k, v, bits, hh, j0, j1, unified, phi, acc, s, fast, ebits, ps,
     ks, ku, vs, vu = ps[0], pu[0], ps[1], pu[1]
     for b0 in range(j0, j1, s.shape[0]):
         cols = min(s.shape[0], j1 - b0)
-        mx = _scores(qs, k, hh, b0, cols, s)
+        mx = _scores(qs, k, hh, b0, cols, s, dist)
         ks, ku = _peaks(bits[0], bits[1], hh, b0 * d, (b0 + cols) * d, ks, ku)  # in L1
         if unified:
             m = max(m, mx)
@@ -152,7 +195,7 @@ def _part(qs, k, v, bits, hh, j0, j1, unified, phi, acc, s, fast, ebits, ps,
                 m = mx
             ref = m
         total += _weights(s, cols, ref, fast, ebits, fbits)
-        _accumulate(v, hh, b0, cols, s, acc)
+        _accumulate(v, hh, b0, cols, s, acc, dist)
         vs, vu = _peaks(bits[2], bits[3], hh, b0 * dv, (b0 + cols) * dv, vs, vu)
     ps[0], pu[0], ps[1], pu[1] = ks, ku, vs, vu
     return total, m
@@ -160,7 +203,7 @@ def _part(qs, k, v, bits, hh, j0, j1, unified, phi, acc, s, fast, ebits, ps,
 
 @njit(parallel=True, cache=True)
 def _decode(q, k, v, bits, parts, block, unified, phi, hi, lo, acc, lsum, ref, redo, ps, pu,
-            fast):  # pragma: no cover - compiled
+            fast, dist):  # pragma: no cover - compiled
     h, n, _ = k.shape
     d = q.shape[1]
     size = (n + parts - 1) // parts
@@ -186,7 +229,7 @@ def _decode(q, k, v, bits, parts, block, unified, phi, hi, lo, acc, lsum, ref, r
         if unified:
             ph = phi[hh]
             total, m = _part(qs, k, v, bits, hh, j0, j1, True, ph, acc[hh, p], s, fast,
-                             ebits, ps[hh, p], pu[hh, p])
+                             ebits, ps[hh, p], pu[hh, p], dist)
             if m - ph <= hi and m - ph >= -lo:
                 lsum[hh, p] = total
                 ref[hh, p] = ph
@@ -195,7 +238,7 @@ def _decode(q, k, v, bits, parts, block, unified, phi, hi, lo, acc, lsum, ref, r
                 redo[hh, p] = 1  # the fallback: this part again, synchronized
         if not done:
             total, m = _part(qs, k, v, bits, hh, j0, j1, False, 0.0, acc[hh, p], s, fast,
-                             ebits, ps[hh, p], pu[hh, p])
+                             ebits, ps[hh, p], pu[hh, p], dist)
             lsum[hh, p] = total
             ref[hh, p] = m
 
@@ -288,7 +331,8 @@ def decode_attention_stats(q1: np.ndarray, k_cache: np.ndarray, v_cache: np.ndar
             v_cache.view(signed).reshape(h, n * dv), v_cache.view(unsigned).reshape(h, n * dv))
     with np.errstate(all="ignore"):  # refused inputs make NaN here; _refuse names them
         _decode(q1, k_cache, v_cache, bits, parts, DECODE_BLOCK, unified, phi, OVERFLOW_MARGIN,
-                UNDERFLOW_MARGIN, acc, lsum, ref, redo, ps, pu, q1.dtype == np.float32)
+                UNDERFLOW_MARGIN, acc, lsum, ref, redo, ps, pu, q1.dtype == np.float32,
+                PREFETCH_ROWS)
         if unified and not redo.any():
             out = acc.astype(np.float64).sum(axis=1) / lsum.sum(axis=1)[:, None]  # no rescale
         else:  # synchronized combine (or a head with a recomputed part): rescale to the max
