@@ -5,10 +5,14 @@ to what was reached):
 - flash attention (numba, tiled, online softmax) vs
   ``torch.nn.functional.scaled_dot_product_attention`` on the CPU, 8 heads, d = 64, float32,
   non-causal, n = 1024, 4096, 16384 (goal ≥ 1.0× torch); "torch not installed" without torch;
-- decode attention on a 32k-token cache (8 heads, d = 64): the KV stream's GB/s as a fraction
-  of a STREAM triad measured in this run (goal ≥ 70%), and unified-max vs synchronized;
+- decode attention on a 32k-token cache (8 heads, d = 64): the KV stream's GB/s (K and V
+  bytes / time) of the whole call and of the kernel alone, as a fraction of a STREAM triad
+  timed in the same round-robin (goal ≥ 70%), and unified-max vs synchronized;
 - block-sparse attention at 25% density (bits None and 8, block 64) vs dense flash, with its
-  relative L1 error against float64 dense attention beside it (goal ≥ 2.5×).
+  relative L1 error against float64 dense attention beside it (goal ≥ 2.5×);
+- PARO's static (calibrated once) vs per-call block mask on the synthetic grid: errors at
+  10–50% density on the calibration input, on later inputs to the same synthetic heads and
+  on an unrelated draw, and the time the static mask saves per call.
 
 Every line names the CPU and the code path. Timings are the best of ``--repeats`` calls,
 run round-robin; on a shared machine they move from run to run.
@@ -23,7 +27,47 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from sparse import interleaved  # benchmarks/sparse.py: the round-robin best-of timing
+from sparse import Triad, interleaved  # benchmarks/sparse.py: round-robin best-of timing
+
+
+def decode(rng: np.random.Generator, cpu: str, cache: int, repeats: int,
+           heads: int = 8, d: int = 64) -> dict[str, float]:
+    """Decode attention on a ``cache``-token KV cache: whole call and kernel alone, both
+    softmax schemes, against a triad timed in the same rounds; prints, returns the times."""
+    import hetlab as hl
+    from hetlab.kernels.attention import decode_attention_info
+    from hetlab.kernels.attention.numba_decode import decode_attention_stats
+
+    q1 = rng.standard_normal((heads, d), dtype=np.float32)
+    kc, vc = (rng.standard_normal((heads, cache, d), dtype=np.float32) for _ in range(2))
+    schemes = ("synchronized", "unified-max")
+    kw = hl.decode_attention.spec.validate(q1, kc, vc, "synchronized", 0)
+    fns = {s: (lambda s=s: hl.decode_attention(q1, kc, vc, softmax=s, device="numba"))
+           for s in schemes}
+    fns.update({f"kernel {s}": (lambda s=s: decode_attention_stats(**{**kw, "softmax": s}))
+                for s in schemes})
+    fns["validate"] = lambda: hl.decode_attention.spec.validate(q1, kc, vc, "synchronized", 0)
+    fns["triad"] = tri = Triad(8_000_000)  # timed in the same rounds: the same load
+    t = interleaved(fns, repeats * 5)
+    triad = tri.gbps(t["triad"])
+    kv_bytes = kc.nbytes + vc.nbytes
+    _, info = decode_attention_info(q1, kc, vc, softmax="unified-max")
+    for s in schemes:
+        gbps = kv_bytes / t[s] / 1e9
+        kern = kv_bytes / t[f"kernel {s}"] / 1e9
+        print(f"decode cache={cache} h={heads} d={d} f32 [{cpu}]: numba split-KV "
+              f"{s:12s} (numba_decode.py _decode, {info.parts} parts/head) whole call "
+              f"{t[s] * 1e3:8.3f} ms {gbps:6.1f} GB/s = {gbps / triad:5.1%} of triad "
+              f"{triad:.1f} GB/s (goal ≥ 70%); kernel alone {t[f'kernel {s}'] * 1e3:8.3f} ms "
+              f"= {kern / triad:5.1%}")
+    print(f"decode [{cpu}]: validation (shapes, dtypes, q1; the cache's value checks run "
+          f"inside the kernel's pass) {t['validate'] * 1e3:.3f} ms")
+    print(f"decode [{cpu}]: unified-max vs synchronized speedup whole call "
+          f"{t['synchronized'] / t['unified-max']:.2f}×, kernel alone "
+          f"{t['kernel synchronized'] / t['kernel unified-max']:.2f}× "
+          f"(fallback parts recomputed: {info.recomputed_total} of {info.parts * heads}; "
+          "random q/k/v)")
+    return t
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,9 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     import numba
 
     import hetlab as hl
-    from hetlab.backends.numba import _parallel_triad_gbps
-    from hetlab.kernels.attention import _flash, decode_attention_info
-    from hetlab.kernels.attention.numba import decode_attention_stats
+    from hetlab.kernels.attention import _flash
     from hetlab.machine import cpu_model
 
     threads = numba.get_num_threads()
@@ -81,31 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.flash_only:
         return 0
 
-    q1 = rng.standard_normal((heads, d), dtype=np.float32)
-    kc, vc = (rng.standard_normal((heads, cache, d), dtype=np.float32) for _ in range(2))
-    t = interleaved({s: (lambda s=s: hl.decode_attention(q1, kc, vc, softmax=s, device="numba"))
-                     for s in ("synchronized", "unified-max")}, args.repeats * 3)
-    triad = _parallel_triad_gbps(threads)
-    kv_bytes = kc.nbytes + vc.nbytes
-    _, info = decode_attention_info(q1, kc, vc, softmax="unified-max")
-    for s, sec in t.items():
-        gbps = kv_bytes / sec / 1e9
-        print(f"decode cache={cache} h={heads} d={d} f32 [{cpu}]: numba split-KV "
-              f"{s:12s} (numba.py _decode, {info.parts} parts/head) {sec * 1e3:8.3f} ms "
-              f"{gbps:6.1f} GB/s = {gbps / triad:5.1%} of triad {triad:.1f} GB/s (goal ≥ 70%)")
-    kw = hl.decode_attention.spec.validate(q1, kc, vc, "synchronized", 0)
-    stats_fns = {s: (lambda s=s: decode_attention_stats(**{**kw, "softmax": s}))
-                 for s in ("synchronized", "unified-max")}
-    tk = interleaved({**stats_fns, "validate": lambda: hl.decode_attention.spec.validate(
-        q1, kc, vc, "synchronized", 0)}, args.repeats * 3)
-    for s in ("synchronized", "unified-max"):
-        gbps = kv_bytes / tk[s] / 1e9
-        print(f"decode cache={cache} [{cpu}]: kernel alone ({s}, validated arguments) "
-              f"{tk[s] * 1e3:8.3f} ms {gbps:6.1f} GB/s = {gbps / triad:5.1%} of triad; "
-              f"validation (one max and one min pass over K and V) {tk['validate'] * 1e3:.3f} ms")
-    print(f"decode [{cpu}]: unified-max vs synchronized speedup "
-          f"{t['synchronized'] / t['unified-max']:.2f}× "
-          f"(fallback parts recomputed: {info.recomputed_total} of {info.parts * heads})")
+    decode(rng, cpu, cache, args.repeats)
 
     n = sizes[-1] if args.quick else 4096
     q, k, v = (rng.standard_normal((heads, n, d), dtype=np.float32) for _ in range(3))
@@ -124,7 +142,52 @@ def main(argv: list[str] | None = None) -> int:
               f"{t['dense'] * 1e3:8.2f} ms = {t['dense'] / t[f'bits={bits}']:.2f}× "
               f"(goal ≥ 2.5×); rel. L1 error vs dense {err:.3f} (random q/k/v: no block "
               "structure)")
+    static_mask(cpu, args.quick, args.repeats)
     return 0
+
+
+def static_mask(cpu: str, quick: bool, repeats: int) -> None:
+    """PARO's static block mask vs the per-call one on the SYNTHETIC grid of
+    :func:`hetlab.kernels.attention.evaluate.synthetic_grid_qkv`: the mask calibrated once on
+    one draw, applied to later inputs to the same synthetic heads (new noise) and to an
+    unrelated draw (other heads); errors against float64 dense attention at 10–50% density,
+    and the time a call saves by not selecting."""
+    import hetlab as hl
+    from hetlab.kernels.attention import calibrate_block_mask, evaluate
+
+    grid, heads, d, block = ((2, 16, 16), 4, 32, 32) if quick else ((4, 32, 32), 8, 64, 64)
+    calib = evaluate.synthetic_grid_qkv(grid, heads, d, np.random.default_rng(0))
+    later = [evaluate.synthetic_grid_qkv(grid, heads, d, np.random.default_rng(0),
+                                         noise_rng=np.random.default_rng(s)) for s in (1, 2)]
+    other = evaluate.synthetic_grid_qkv(grid, heads, d, np.random.default_rng(3))
+    order = hl.attention_reorder(calib[0], calib[1], grid=grid, block=block)
+    ds = evaluate.static_mask_report(calib[:2], [calib, *later, other], order=order,
+                                     densities=(0.1, 0.2, 0.3, 0.5), bits=(8, None),
+                                     block=block, source="synthetic")
+    n = int(np.prod(grid))
+    names = ["calibration input", "same heads, new noise (1)", "same heads, new noise (2)",
+             "unrelated draw (other heads)"]
+    print(f"# static vs per-call block mask — SYNTHETIC grid {grid} (n={n}, {heads} heads, "
+          f"d={d}, block={block}; evaluate.synthetic_grid_qkv, not a model's attention); "
+          "rel. L1 error vs float64 dense attention, order from the calibration input")
+    for bits in ("int8", "float"):
+        for i, name in enumerate(names):
+            e = ds.error.sel(input=i, bits=bits)
+            cells = "  ".join(
+                f"{dens:.0%}: static {float(e.sel(density=dens, mask='static')):.4f}"
+                f" / per-call {float(e.sel(density=dens, mask='per-call')):.4f}"
+                f" (blocks shared {float(ds.blocks_agree.sel(input=i, density=dens)):.0%})"
+                for dens in ds.density.values)
+            print(f"static-mask bits={bits:5s} {name:30s} {cells}")
+    q, k, v = later[0]
+    mask = calibrate_block_mask(calib[0], calib[1], order=order, density=0.25, block=block)
+    t = interleaved({m: (lambda m=m: hl.block_sparse_attention(
+        q, k, v, order=order, density=0.25, bits=8, block=block,
+        mask=mask if m == "static" else None, device="numba"))
+        for m in ("static", "per-call")}, repeats)
+    print(f"static-mask timing n={n} density=25% bits=8 [{cpu}]: static {t['static'] * 1e3:.2f} "
+          f"ms, per-call {t['per-call'] * 1e3:.2f} ms ({t['per-call'] / t['static']:.2f}×: "
+          "the per-call selection is skipped)")
 
 
 if __name__ == "__main__":

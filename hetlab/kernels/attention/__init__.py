@@ -5,9 +5,10 @@ from .api import (
     attention,
     attention_reorder,
     block_sparse_attention,
+    calibrate_block_mask,
     decode_attention,
     decode_attention_info,
 )
 
 __all__ = ["attention", "decode_attention", "decode_attention_info", "attention_reorder",
-           "block_sparse_attention"]
+           "block_sparse_attention", "calibrate_block_mask"]

@@ -12,7 +12,7 @@ from .paro_spec import ATTENTION_REORDER, BLOCK_SPARSE_ATTENTION
 from .spec import ATTENTION, DECODE_ATTENTION
 
 __all__ = ["attention", "decode_attention", "decode_attention_info", "attention_reorder",
-           "block_sparse_attention"]
+           "block_sparse_attention", "calibrate_block_mask"]
 
 # registration: the family's one place (specs, then implementations imported on first use)
 for _spec in (ATTENTION, DECODE_ATTENTION, ATTENTION_REORDER, BLOCK_SPARSE_ATTENTION):
@@ -174,7 +174,7 @@ attention_reorder.spec = ATTENTION_REORDER  # type: ignore[attr-defined]
 
 
 def block_sparse_attention(q: Any, k: Any, v: Any, order: Any = None, density: float = 0.25,
-                           bits: int | None = 8, block: int = 64, *,
+                           bits: int | None = 8, block: int = 64, mask: Any = None, *,
                            device: str | Backend | None = None,
                            keep_on_device: bool = False) -> Any:
     """PARO-style block-sparse attention with per-block INT8/INT4 quantization.
@@ -182,9 +182,11 @@ def block_sparse_attention(q: Any, k: Any, v: Any, order: Any = None, density: f
     The tokens of each head are permuted by ``order`` (e.g. from :func:`attention_reorder`);
     the n × n map is cut into ``block × block`` blocks; each query block keeps its diagonal
     block and the blocks of highest estimated mass up to ``density`` of the key blocks; the
-    output is un-permuted. The mask is computed **per call** from block-pooled scores
-    (``scale · mean(q_I) · mean(k_J)``, O((n/block)²·d)) — not a static calibrated mask; the
-    paper's offline mask would be the same selection made once on calibration data. With
+    output is un-permuted. By default (``mask=None``) the mask is computed **per call** from
+    block-pooled scores (``scale · mean(q_I) · mean(k_J)``, O((n/block)²·d)); a **static**
+    mask, PARO's offline one, is the same selection made once on calibration inputs by
+    :func:`calibrate_block_mask` and passed as ``mask`` (the selection is then skipped).
+    Per call is the default: it needs no calibration set and cannot go stale. With
     ``bits``, q·kᵀ runs on q and k quantized per block of tokens (a scale per block,
     symmetric, round half up) and p·v on the weights ``exp(s − m)`` quantized per block
     (scale: the block's largest weight / (2^(bits−1) − 1)) and v quantized per token block;
@@ -203,6 +205,11 @@ def block_sparse_attention(q: Any, k: Any, v: Any, order: Any = None, density: f
         Integer width of the quantized products; None computes them in floating point.
     block : int, default 64
         Block edge, in tokens, 1 ≤ block ≤ 1024.
+    mask : array-like of shape (heads, n_blocks, keep), int, optional
+        A static mask: per head and query block, the kept key blocks (positions in the
+        ``order``-permuted tokens), e.g. from :func:`calibrate_block_mask` with the same
+        ``order`` and ``block``. It replaces the per-call selection, so ``density`` is not
+        used (the mask's ``keep / n_blocks`` is its density). None: chosen per call.
     device : str or Backend, optional  (the registered backends: filled in by hetlab)
         ``"numpy"`` is the reference of this approximation (float64); ``"numba"`` equals it
         within 1e-4 of max|o|. The error against *dense* attention is what
@@ -224,7 +231,56 @@ def block_sparse_attention(q: Any, k: Any, v: Any, order: Any = None, density: f
     True
     """
     return run(BLOCK_SPARSE_ATTENTION, device, keep_on_device, q=q, k=k, v=v, order=order,
-               density=density, bits=bits, block=block)
+               density=density, bits=bits, block=block, mask=mask)
 
 
 block_sparse_attention.spec = BLOCK_SPARSE_ATTENTION  # type: ignore[attr-defined]
+
+
+def calibrate_block_mask(q: Any, k: Any, order: Any = None, density: float = 0.25,
+                         block: int = 64) -> Any:
+    """A static block mask for :func:`block_sparse_attention`, calibrated once (PARO).
+
+    The per-call selection (:func:`hetlab.kernels.attention.paro.block_plan`: per head and
+    query block, the diagonal block and the key blocks of highest block-pooled score, up to
+    ``density``), made on calibration queries and keys after the ``order`` permutation and
+    returned for later calls of the same shape: ``block_sparse_attention(..., order=order,
+    block=block, mask=mask)`` then skips the selection. On the calibration inputs themselves
+    the result equals the per-call one.
+
+    Parameters
+    ----------
+    q, k : array-like of shape (heads, n, d)
+        Calibration queries and keys (e.g. one representative input, or a mean over several).
+    order : array-like of shape (heads, n), int, optional
+        The token permutation the later calls will use (e.g. from
+        :func:`attention_reorder`); the mask's positions are in that order.
+    density : float, default 0.25
+        Fraction of key blocks kept per query block, in (0, 1].
+    block : int, default 64
+        Block edge, in tokens.
+
+    Returns
+    -------
+    ndarray of shape (heads, n_blocks, keep), int64
+        Per head and query block, the kept key blocks, ascending.
+
+    Examples
+    --------
+    >>> import numpy as np, hetlab as hl
+    >>> rng = np.random.default_rng(0)
+    >>> q, k, v = (rng.standard_normal((2, 64, 8)) for _ in range(3))
+    >>> mask = calibrate_block_mask(q, k, density=0.5, block=16)
+    >>> mask.shape
+    (2, 4, 2)
+    >>> static = hl.block_sparse_attention(q, k, v, bits=None, block=16, mask=mask)
+    >>> per_call = hl.block_sparse_attention(q, k, v, density=0.5, bits=None, block=16)
+    >>> bool(np.array_equal(static, per_call))
+    True
+    """
+    from . import paro
+    from .paro_spec import validate_calibration
+
+    kw = validate_calibration(q, k, order, density, block)
+    qp, kp = paro.permute(kw["q"], kw["order"]), paro.permute(kw["k"], kw["order"])
+    return paro.block_plan(qp, kp, kw["density"], kw["block"])

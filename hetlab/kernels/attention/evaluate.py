@@ -27,7 +27,8 @@ import numpy as np
 from . import paro
 from .reference import attention as dense_attention
 
-__all__ = ["error_report", "minilm_qkv", "synthetic_grid_qkv", "BITS_LABELS", "TEXT"]
+__all__ = ["error_report", "static_mask_report", "minilm_qkv", "synthetic_grid_qkv",
+           "BITS_LABELS", "TEXT"]
 
 #: ``bits`` argument → coordinate label
 BITS_LABELS = {8: "int8", 4: "int4", None: "float"}
@@ -123,6 +124,80 @@ def error_report(q: Any, k: Any, v: Any, *, grid: Sequence[int] | None = None,
     )
 
 
+def static_mask_report(calibration: tuple[Any, Any], inputs: Sequence[tuple[Any, Any, Any]],
+                       *, order: Any = None,
+                       densities: Sequence[float] = (0.1, 0.2, 0.3, 0.5),
+                       bits: Sequence[int | None] = (8, None), block: int = 64,
+                       source: str = "") -> Any:
+    """Static (calibrated once) vs per-call block mask: errors against dense attention.
+
+    For each density the static mask is :func:`~.api.calibrate_block_mask` of the
+    ``calibration`` (q, k) with ``order``; every test input runs
+    :func:`hetlab.block_sparse_attention` with that mask and with the mask chosen per call
+    (same ``order``, both on numba), and is compared with float64 dense attention.
+
+    Parameters
+    ----------
+    calibration : (q, k), each (heads, n, d)
+    inputs : sequence of (q, k, v)
+        Test inputs of the calibration's shape (say in ``source`` how they relate to it).
+    order : (heads, n) int, optional
+        The token permutation used by calibration and every call (e.g. the calibration's
+        :func:`hetlab.attention_reorder`).
+    densities, bits, block, source
+        As in :func:`error_report`.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``error`` (input, density, bits, mask): relative L1 error
+        ``Σ|o − o_dense| / Σ|o_dense|`` over all heads, ``mask`` ∈ {"static", "per-call"};
+        ``blocks_agree`` (input, density): the fraction of kept blocks the two masks share.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> g = (2, 4, 4)
+    >>> calib = synthetic_grid_qkv(g, 2, 8, np.random.default_rng(0))
+    >>> later = synthetic_grid_qkv(g, 2, 8, np.random.default_rng(0),
+    ...                            noise_rng=np.random.default_rng(1))
+    >>> ds = static_mask_report(calib[:2], [calib, later], densities=(0.5,), bits=(None,),
+    ...                         block=8, source="synthetic")
+    >>> float(ds.blocks_agree.sel(input=0, density=0.5))  # calibration input: same mask
+    1.0
+    """
+    import xarray as xr
+
+    from .api import block_sparse_attention, calibrate_block_mask
+
+    err = np.zeros((len(inputs), len(densities), len(bits), 2))
+    agree = np.zeros((len(inputs), len(densities)))
+    for di, dens in enumerate(densities):
+        mask = calibrate_block_mask(calibration[0], calibration[1], order=order,
+                                    density=float(dens), block=block)
+        for ii, (q, k, v) in enumerate(inputs):
+            q, k, v = (np.asarray(a) for a in (q, k, v))
+            dense = dense_attention(q.astype(np.float64), k.astype(np.float64),
+                                    v.astype(np.float64))
+            live = calibrate_block_mask(q, k, order=order, density=float(dens), block=block)
+            agree[ii, di] = np.mean([np.isin(live[h, i], mask[h, i]).mean()
+                                     for h in range(mask.shape[0])
+                                     for i in range(mask.shape[1])])
+            for bi, b in enumerate(bits):
+                for mi, m in enumerate((mask, None)):
+                    o = block_sparse_attention(q, k, v, order=order, density=float(dens),
+                                               bits=b, block=block, mask=m, device="numba")
+                    err[ii, di, bi, mi] = float(np.abs(o - dense).sum() / np.abs(dense).sum())
+    return xr.Dataset(
+        {"error": (("input", "density", "bits", "mask"), err),
+         "blocks_agree": (("input", "density"), agree)},
+        coords={"input": np.arange(len(inputs)), "density": list(densities),
+                "bits": [BITS_LABELS[b] for b in bits], "mask": ["static", "per-call"]},
+        attrs={"source": source, "block": block,
+               "metric": "sum|o - o_dense| / sum|o_dense|, dense = float64 attention"},
+    )
+
+
 def minilm_qkv(text: str = TEXT, layer: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Real q, k, v of all-MiniLM-L6-v2 for ``text``: layer ``layer``'s query, key and value
     projections of its input hidden states, float32 of shape (12, tokens, 32) each
@@ -144,8 +219,9 @@ def minilm_qkv(text: str = TEXT, layer: int = 0) -> tuple[np.ndarray, np.ndarray
 
 
 def synthetic_grid_qkv(grid: Sequence[int], heads: int, d: int, rng: np.random.Generator,
-                       features: int | None = None,
-                       sharpness: float = 8.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                       features: int | None = None, sharpness: float = 8.0,
+                       noise_rng: np.random.Generator | None = None,
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Synthetic q, k, v on a (F, H, W) token grid (not any model's: see the module text).
 
     Head ``h`` draws length scales (ℓ_F, ℓ_H, ℓ_W) — one axis short (0.7 cells), one medium
@@ -154,8 +230,11 @@ def synthetic_grid_qkv(grid: Sequence[int], heads: int, d: int, rng: np.random.G
     ``q·k ≈ exp(−Σ_a (x_a − y_a)² / 2ℓ_a²)``; q is that times ``sharpness·√d`` (so the
     softmax sees ``sharpness × kernel``), k the same features, both plus 5% noise. v: a
     smooth random field (low-frequency cosines of the coordinates) plus 10% noise.
-    Float32, shapes (heads, F·H·W, d).
+    Float32, shapes (heads, F·H·W, d). With ``noise_rng`` the noise comes from it and the
+    structure (length scales, features, fields) from ``rng``: two calls with equal ``rng``
+    seeds and different ``noise_rng`` seeds are two inputs to the *same* synthetic heads.
     """
+    nr = rng if noise_rng is None else noise_rng
     g = tuple(int(x) for x in grid)
     n = int(np.prod(g))
     coords = np.indices(g).reshape(3, n).T.astype(np.float64)
@@ -168,9 +247,9 @@ def synthetic_grid_qkv(grid: Sequence[int], heads: int, d: int, rng: np.random.G
         omega = rng.standard_normal((3, dim)) / ell[:, None]
         phase = rng.uniform(0, 2 * math.pi, dim)
         feat = math.sqrt(2.0 / dim) * np.cos(coords @ omega + phase)[:, :d]
-        q[h] = sharpness * math.sqrt(d) * feat + 0.05 * rng.standard_normal((n, d))
-        k[h] = feat + 0.05 * rng.standard_normal((n, d))
+        q[h] = sharpness * math.sqrt(d) * feat + 0.05 * nr.standard_normal((n, d))
+        k[h] = feat + 0.05 * nr.standard_normal((n, d))
         w = rng.standard_normal((3, d)) / np.array(g, np.float64)[:, None]
         v[h] = np.cos(coords @ w + rng.uniform(0, 2 * math.pi, d)) \
-            + 0.1 * rng.standard_normal((n, d))
+            + 0.1 * nr.standard_normal((n, d))
     return tuple(a.astype(np.float32) for a in (q, k, v))  # type: ignore[return-value]

@@ -160,10 +160,12 @@ def _sparse_quant(qi, kit, vi, sq, sk, sv, kept, block, scale, qm, out):  # prag
 
 def block_sparse_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray,
                            order: np.ndarray | None = None, density: float = 0.25,
-                           bits: int | None = 8, block: int = 64) -> np.ndarray:
-    """numba implementation of :func:`hetlab.block_sparse_attention` (validated arguments)."""
+                           bits: int | None = 8, block: int = 64,
+                           mask: np.ndarray | None = None) -> np.ndarray:
+    """numba implementation of :func:`hetlab.block_sparse_attention` (validated arguments;
+    a static ``mask`` replaces the per-call :func:`.paro.block_plan`)."""
     qp, kp, vp = paro.permute(q, order), paro.permute(k, order), paro.permute(v, order)
-    kept = paro.block_plan(qp, kp, density, block)
+    kept = paro.block_plan(qp, kp, density, block) if mask is None else mask
     h, n, d = q.shape
     scale = 1.0 / math.sqrt(d)
     if bits:

@@ -9,10 +9,19 @@ Block-diagonal mass (the reorder measure)
     ``mass(π) = mean_i Σ_{j in the block of i} P_ij``, P the exact softmax map; queries: all,
     or an evenly strided sample of :data:`MASS_QUERIES`. A head whose mass is high has a
     block-wise map in that order, which is what block sparsity and per-block quantization need.
-Mask (per call)
+Mask (per call by default, or static)
     Per head and query block ``I``, key blocks are ranked by ``|J|·exp(ŝ_IJ − max_J ŝ_IJ)``
     with ``ŝ_IJ = scale · mean(q_I) · mean(k_J)`` (block-pooled scores); the diagonal block is
-    always kept, then the best up to ``round(density · n_blocks)`` (at least 1), stable ties.
+    always kept, then the best up to ``round(density · n_blocks)`` (at least 1), stable ties
+    (:func:`block_plan`). *Per call* (the default: ``mask=None``) this selection is made
+    from the call's own q and k, O((n/block)²·d) — a few percent of the attention — and
+    follows whatever the input attends to. *Static* (PARO's choice): the same selection made
+    once on calibration inputs (:func:`hetlab.kernels.attention.calibrate_block_mask`) and
+    passed as ``mask`` to later calls, which then skip the selection; it assumes the heads
+    attend the same way on later inputs (PARO's observation for reordered visual heads).
+    Per call stays the default because a call carries no calibration set and a stale mask
+    fails silently (the error table of :func:`.evaluate.static_mask_report` measures how
+    much a static mask loses on inputs it was not calibrated on).
 Quantization (``bits`` = 8 or 4, ``Q = 2^(bits−1) − 1``)
     k is smoothed first (its mean over tokens subtracted: every score of a query moves by
     the same amount, so the softmax is unchanged). q, k and v: per head and block of tokens,
@@ -167,10 +176,13 @@ def block_plan(q: np.ndarray, k: np.ndarray, density: float, block: int) -> np.n
 
 def block_sparse_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray,
                            order: np.ndarray | None = None, density: float = 0.25,
-                           bits: int | None = 8, block: int = 64) -> np.ndarray:
-    """Reference of :func:`hetlab.block_sparse_attention` (validated arguments, float64)."""
+                           bits: int | None = 8, block: int = 64,
+                           mask: np.ndarray | None = None) -> np.ndarray:
+    """Reference of :func:`hetlab.block_sparse_attention` (validated arguments, float64);
+    ``mask``: a static plan (kept key blocks per head and query block) used instead of
+    :func:`block_plan`."""
     qp, kp, vp = permute(q, order), permute(k, order), permute(v, order)
-    kept = block_plan(qp, kp, density, block)
+    kept = block_plan(qp, kp, density, block) if mask is None else mask
     h, n, d = q.shape
     scale = 1.0 / math.sqrt(d)
     out = np.empty((h, n, v.shape[2]))

@@ -22,7 +22,8 @@ from ...errors import InvalidInputError
 from . import paro
 from .spec import TOLERANCE, check_heads, check_qkv
 
-__all__ = ["ATTENTION_REORDER", "BLOCK_SPARSE_ATTENTION", "MAX_BLOCK", "check_grid"]
+__all__ = ["ATTENTION_REORDER", "BLOCK_SPARSE_ATTENTION", "MAX_BLOCK", "check_grid",
+           "check_mask", "check_order", "validate_calibration"]
 
 #: the largest block edge accepted, in tokens
 MAX_BLOCK = 1024
@@ -62,7 +63,7 @@ def _validate_reorder(q: Any, k: Any, grid: Any, block: Any = 64) -> dict[str, A
     return {"q": np.asarray(q), "k": np.asarray(k), "grid": g, "block": b}
 
 
-def _check_order(kernel: str, order: Any, heads: int, n: int) -> np.ndarray | None:
+def check_order(kernel: str, order: Any, heads: int, n: int) -> np.ndarray | None:
     if order is None:
         return None
     o = as_array(kernel, "order", order)
@@ -80,12 +81,54 @@ def _check_order(kernel: str, order: Any, heads: int, n: int) -> np.ndarray | No
     return o
 
 
-def _validate_block_sparse(q: Any, k: Any, v: Any, order: Any = None, density: Any = 0.25,
-                           bits: Any = 8, block: Any = 64) -> dict[str, Any]:
-    kernel = "block_sparse_attention"
+def check_mask(kernel: str, mask: Any, heads: int, n: int, block: int) -> np.ndarray | None:
+    """A static block mask: integers of shape (heads, n_blocks, keep), 1 ≤ keep ≤ n_blocks,
+    each row distinct key-block indices in [0, n_blocks); returned sorted ascending per row,
+    int64 (None stays None)."""
+    if mask is None:
+        return None
+    nb = -(-n // block)
+    m = as_array(kernel, "mask", mask)
+    if (m.dtype.kind not in "iu" or m.ndim != 3 or m.shape[:2] != (heads, nb)
+            or not 1 <= m.shape[2] <= nb):
+        raise InvalidInputError(
+            f"{kernel}: mask must be integers of shape (heads={heads}, n_blocks={nb}, keep) "
+            f"with 1 ≤ keep ≤ {nb} (n={n}, block={block}), e.g. from "
+            f"calibrate_block_mask with the same block; got {m.dtype} of shape "
+            f"{tuple(m.shape)}."
+        )
+    m = np.sort(np.asarray(m, dtype=np.int64), axis=2)
+    if m[..., 0].min() < 0 or m[..., -1].max() >= nb or (np.diff(m, axis=2) == 0).any():
+        raise InvalidInputError(
+            f"{kernel}: mask must hold distinct key-block indices in [0, {nb}) in every row; "
+            f"got values from {int(m.min())} to {int(m.max())} or a repeated index."
+        )
+    return np.ascontiguousarray(m)
+
+
+def validate_calibration(q: Any, k: Any, order: Any, density: Any,
+                         block: Any) -> dict[str, Any]:
+    """The arguments of :func:`hetlab.kernels.attention.calibrate_block_mask`, validated."""
+    kernel = "calibrate_block_mask"
+    dens = _check_density(kernel, density)
+    b = check_int(kernel, "block", block, 1, MAX_BLOCK)
+    q, k, _ = check_heads(kernel, q, k, None, with_values=False)
+    _square(kernel, q, k)
+    o = check_order(kernel, order, q.shape[0], q.shape[1])
+    return {"q": np.asarray(q), "k": np.asarray(k), "order": o, "density": dens, "block": b}
+
+
+def _check_density(kernel: str, density: Any) -> float:
     dens = check_positive(kernel, "density", density)
     if dens > 1.0:
         raise InvalidInputError(f"{kernel}: density must be in (0, 1]; got {density}.")
+    return dens
+
+
+def _validate_block_sparse(q: Any, k: Any, v: Any, order: Any = None, density: Any = 0.25,
+                           bits: Any = 8, block: Any = 64, mask: Any = None) -> dict[str, Any]:
+    kernel = "block_sparse_attention"
+    dens = _check_density(kernel, density)
     if bits is not None and (not isinstance(bits, numbers.Integral) or isinstance(bits, bool)
                              or int(bits) not in (4, 8)):
         raise InvalidInputError(f"{kernel}: bits must be 8, 4 or None; got {bits!r}.")
@@ -93,10 +136,10 @@ def _validate_block_sparse(q: Any, k: Any, v: Any, order: Any = None, density: A
     kw = check_qkv(kernel, q, k, v, False)
     _square(kernel, kw["q"], kw["k"])
     h, n = kw["q"].shape[:2]
-    o = _check_order(kernel, order, h, n)
+    o = check_order(kernel, order, h, n)
     return {"q": np.asarray(kw["q"]), "k": np.asarray(kw["k"]), "v": np.asarray(kw["v"]),
             "order": o, "density": dens, "bits": None if bits is None else int(bits),
-            "block": b}
+            "block": b, "mask": check_mask(kernel, mask, h, n, b)}
 
 
 def _grid_of(n: int) -> tuple[int, int, int]:
@@ -116,7 +159,11 @@ def _case_block_sparse(size: int, rng: np.random.Generator) -> dict[str, Any]:
     q, k, v = (rng.standard_normal((2, size, 16), dtype=np.float32) for _ in range(3))
     order = np.stack([rng.permutation(size) for _ in range(2)])
     bits = (8, 4, None)[int(rng.integers(3))]
-    return {"q": q, "k": k, "v": v, "order": order, "density": 0.5, "bits": bits, "block": 8}
+    # a static mask calibrated on other inputs of the same shape (as PARO's offline mask)
+    qc, kc = (rng.standard_normal((2, size, 16)) for _ in range(2))
+    mask = paro.block_plan(paro.permute(qc, order), paro.permute(kc, order), 0.5, 8)
+    return {"q": q, "k": k, "v": v, "order": order, "density": 0.5, "bits": bits, "block": 8,
+            "mask": mask}
 
 
 def _cost_reorder(a: Mapping[str, Any]) -> Cost:
@@ -129,7 +176,9 @@ def _cost_reorder(a: Mapping[str, Any]) -> Cost:
 def _cost_block_sparse(a: Mapping[str, Any]) -> Cost:
     (h, n, d), dv = a["q"].shape, a["v"].shape[2]
     nb = -(-n // a["block"])
-    kept = max(1, min(nb, int(a["density"] * nb + 0.5))) / nb
+    keep = (max(1, min(nb, int(a["density"] * nb + 0.5))) if a.get("mask") is None
+            else a["mask"].shape[2])
+    kept = keep / nb
     b = a["q"].dtype.itemsize
     return Cost(flops=2.0 * h * n * n * kept * (d + dv),
                 bytes=float(b * h * n * (2 * d + 2 * dv)))
@@ -168,6 +217,8 @@ BLOCK_SPARSE_ATTENTION = KernelSpec(
         Param("bits", "int", "INT8/INT4 products, or None for floating point", default=8,
               lo=4, hi=8, none_ok=True),
         Param("block", "int", "block edge, in tokens", default=64, lo=1, hi=MAX_BLOCK),
+        Param("mask", "array", "static kept key blocks (heads, n_blocks, keep), or None: "
+              "chosen per call", default=None, ndim=3, none_ok=True),
     ),
     validate=_validate_block_sparse,
     reference=paro.block_sparse_attention,
@@ -175,7 +226,7 @@ BLOCK_SPARSE_ATTENTION = KernelSpec(
     tolerance=TOLERANCE,
     make_case=_case_block_sparse,
     cost=_cost_block_sparse,
-    arrays=("q", "k", "v", "order"),
+    arrays=("q", "k", "v", "order", "mask"),
     size_unit="tokens",
     description="PARO: reordered block-sparse attention, INT8/INT4 per-block quantization",
 )

@@ -32,7 +32,11 @@ counts and head dims agree; ``1 ≤ d, d_v ≤ 256``; scores and sums must stay 
 dtype (``max|q|·max|k|·d·scale`` and ``max|v|·n_k·2³²`` below its largest value — the 2³²
 leaves room for the unified-max softmax's ``e²⁰`` headroom); ``causal`` only where
 ``n_q = n_k`` (prefill) or ``n_q = 1`` (decode: the one query is the last position and sees
-every key).
+every key). Decode defers the value checks of ``k_cache`` and ``v_cache`` (when they need no
+cast) from validation to the implementation — the same rules, :func:`check_cache`: the
+numpy reference scans first, the numba kernel folds the checks into its one pass over the
+cache (a separate scan read the cache twice more, as long as the kernel itself took) and
+raises the same errors.
 """
 
 from __future__ import annotations
@@ -51,7 +55,8 @@ from . import reference
 from ._scan import max_abs
 
 __all__ = ["ATTENTION", "DECODE_ATTENTION", "SOFTMAX_CHOICES", "MAX_HEAD_DIM", "TOLERANCE",
-           "check_qkv", "check_bool", "check_heads", "score_scale"]
+           "check_qkv", "check_bool", "check_heads", "check_ranges", "check_cache",
+           "score_scale"]
 
 #: the largest head dimension accepted (d and d_v)
 MAX_HEAD_DIM = 256
@@ -92,10 +97,13 @@ def _array(kernel: str, name: str, a: Any, ndim: int, shape_doc: str) -> Any:
 
 
 def check_heads(kernel: str, q: Any, k: Any, v: Any, q_ndim: int = 3, *,
-                with_values: bool = True) -> tuple[Any, Any, Any]:
+                with_values: bool = True, defer_cache: bool = False) -> tuple[Any, Any, Any]:
     """Shapes and dtypes of ``q``, ``k``, ``v`` (``q`` of rank ``q_ndim``: 3, or 2 for
     decode; ``with_values=False`` where a kernel takes no values: ``v`` ignored, None
-    returned); returns the three cast to their common dtype, checked finite in it."""
+    returned); returns the three cast to their common dtype, checked finite in it and
+    within range (:func:`check_ranges`). ``defer_cache=True`` (decode): ``k`` and ``v``
+    that need no cast are not scanned and no range is checked — the caller's implementation
+    must run :func:`check_cache` or fold the same checks into its own pass."""
     if not with_values:
         v = None
     qd = "(heads, n_q, d)" if q_ndim == 3 else "(heads, d)"
@@ -129,12 +137,26 @@ def check_heads(kernel: str, q: Any, k: Any, v: Any, q_ndim: int = 3, *,
     xp = array_module(q)
     out, peaks = [], []
     for n, a in arrays:
-        top = max_abs(a) if a.dtype == dt else float("nan")  # one pass when no cast is needed
-        if not np.isfinite(top):  # a cast, or a non-finite value: the shared check says which
+        deferred = defer_cache and n != qn and a.dtype == dt
+        top = max_abs(a) if a.dtype == dt and not deferred else float("nan")
+        if not deferred and not np.isfinite(top):  # a cast, or a non-finite value
             a = cast_finite(kernel, n, a, dt)
             top = max_abs(a)
         out.append(xp.ascontiguousarray(a))
         peaks.append(top)
+    if not defer_cache:
+        check_ranges(kernel, (qn, kn, vn if v is not None else None), out[0], out[1],
+                     out[2] if v is not None else None, tuple(peaks))
+    return out[0], out[1], (out[2] if v is not None else None)
+
+
+def check_ranges(kernel: str, names: tuple[str, str, str | None], q: Any, k: Any,
+                 v: Any | None, peaks: tuple[float, ...]) -> None:
+    """Refuse inputs whose scores or sums would overflow their dtype, from ``peaks`` =
+    (max|q|, max|k|[, max|v|]) — measured by a scan, or by a kernel's own pass over k, v."""
+    qn, kn, vn = names
+    dt = q.dtype
+    d = q.shape[-1]
     big = float(np.finfo(dt).max)
     qmax, kmax = peaks[:2]
     if qmax * kmax * d * score_scale(d) > big / 4:
@@ -149,7 +171,21 @@ def check_heads(kernel: str, q: Any, k: Any, v: Any, q_ndim: int = 3, *,
                 f"{kernel}: {vn} is too large for sums over {k.shape[1]} keys in {dt} "
                 f"(max|{vn}|={vmax:.3g}); scale it down or use float64."
             )
-    return out[0], out[1], (out[2] if v is not None else None)
+
+
+def check_cache(q1: Any, k_cache: Any, v_cache: Any) -> None:
+    """The value checks :func:`_validate_decode` defers (validated, same-dtype arrays):
+    ``k_cache`` and ``v_cache`` finite, scores and sums within range — one ``max`` and one
+    ``min`` pass over each. The reference runs it before computing; the numba kernel folds
+    the same checks into its own pass and calls this only to name the fault."""
+    kernel = "decode_attention"
+    peaks = [max_abs(q1)]
+    for name, a in (("k_cache", k_cache), ("v_cache", v_cache)):
+        top = max_abs(a)
+        if not np.isfinite(top):
+            cast_finite(kernel, name, a, a.dtype)  # raises, naming the argument
+        peaks.append(top)
+    check_ranges(kernel, ("q1", "k_cache", "v_cache"), q1, k_cache, v_cache, tuple(peaks))
 
 
 def check_qkv(kernel: str, q: Any, k: Any, v: Any, causal: Any) -> dict[str, Any]:
@@ -177,8 +213,16 @@ def _validate_decode(q1: Any, k_cache: Any, v_cache: Any, softmax: Any = "synchr
             f"{kernel}: softmax must be one of {SOFTMAX_CHOICES}; got {softmax!r}."
         )
     p = check_int(kernel, "parts", parts, 0, MAX_PARTS)
-    q1, k, v = check_heads(kernel, q1, k_cache, v_cache, q_ndim=2)
+    q1, k, v = check_heads(kernel, q1, k_cache, v_cache, q_ndim=2, defer_cache=True)
     return {"q1": q1, "k_cache": k, "v_cache": v, "softmax": softmax, "parts": p}
+
+
+def _reference_decode(q1: Any, k_cache: Any, v_cache: Any, softmax: str = "synchronized",
+                      parts: int = 0) -> Any:
+    """The float64 reference of decode attention, after the value checks validation
+    deferred (:func:`check_cache`)."""
+    check_cache(q1, k_cache, v_cache)
+    return reference.decode_attention(q1, k_cache, v_cache, softmax, parts)
 
 
 def _cost(a: Mapping[str, Any]) -> Cost:
@@ -245,7 +289,7 @@ DECODE_ATTENTION = KernelSpec(
               default=0, lo=0, hi=MAX_PARTS),
     ),
     validate=_validate_decode,
-    reference=reference.decode_attention,
+    reference=_reference_decode,
     error=relative_error,
     tolerance=TOLERANCE,
     make_case=_case_decode,
