@@ -34,6 +34,7 @@ from ..front.loops import Loop
 from .catalogue import emit
 from .contraction import legal, normalize
 from .scalars import live_after
+from .triangular import match_triangular
 
 __all__ = ["Block", "find_blocks"]
 
@@ -73,7 +74,9 @@ def match_nest(root: ast.For, may_alias: Callable[[str, str], bool] | None = Non
         scalar temporaries must be dead.
     """
     nest = normalize(root)
-    if nest is None or legal(nest, may_alias) is not None:
+    if nest is None:
+        return match_triangular(root, may_alias, live)
+    if legal(nest, may_alias) is not None:
         return None
     if live is not None:
         private = set(nest.bounds) | set(nest.temps)

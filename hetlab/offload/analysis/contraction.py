@@ -36,6 +36,7 @@ reached in a different iteration of a loop around both.
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import dataclass, field
 
 __all__ = ["Ref", "Term", "Stmt", "TensorNest", "normalize", "legal", "TEMP_PREFIX"]
@@ -46,11 +47,18 @@ TEMP_PREFIX = "_hb"
 
 @dataclass(frozen=True)
 class Ref:
-    """An array element ``name[idx]`` with plain loop-variable subscripts (``idx == ()``: a
-    scalar)."""
+    """An array element ``name[idx]`` with plain loop-variable subscripts (``idx == ()`` and no
+    ``fixed``: a scalar). ``fixed`` holds ``(position, variable)`` subscripts held fixed while
+    the others vary (the row variable of a triangular nest, :mod:`.triangular`)."""
 
     name: str
     idx: tuple[str, ...]
+    fixed: tuple[tuple[int, str], ...] = field(default=(), repr=False)
+
+    @property
+    def array(self) -> bool:
+        """An array element (not a plain scalar name)."""
+        return bool(self.idx or self.fixed)
 
 
 @dataclass(frozen=True)
@@ -96,10 +104,12 @@ class TensorNest:
     temps: dict[str, str] = field(default_factory=dict)
     private: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
     written: set[str] = field(default_factory=set)
+    #: names known non-negative inside the nest (the row variable of a triangular nest)
+    nonneg: frozenset[str] = frozenset()
 
     @property
     def scalar_outputs(self) -> set[str]:
-        return {s.out.name for s in self.stmts if not s.out.idx and s.out.name not in
+        return {s.out.name for s in self.stmts if not s.out.array and s.out.name not in
                 self.temps.values()}
 
 
@@ -117,7 +127,8 @@ def _is_zero(node: ast.AST) -> bool:
 
 
 class _Reader:
-    def __init__(self) -> None:
+    def __init__(self, row: bool = False) -> None:
+        self.row: str | None = None if not row else ""  # "": the root's variable, once read
         self.bounds: dict[str, tuple[str, str]] = {}
         self.stmts: list[Stmt] = []
         self.fors: list[ast.For] = []
@@ -135,16 +146,42 @@ class _Reader:
         start = args[0] if len(args) > 1 else ast.Constant(0)
         stop = args[1] if len(args) > 1 else args[0]
         if not (isinstance(start, ast.Constant) and type(start.value) is int
-                and start.value >= 0) and not _extent(start):
+                and start.value >= 0) and not _extent(start) and not self.by_row(start):
             raise _Fail("start")  # a start that may be negative would wrap around
         for e in (start, stop):
-            if any(isinstance(n, ast.Name) and n.id in vs for n in ast.walk(e)):
+            if any(isinstance(n, ast.Name) and n.id in vs for n in ast.walk(e)) \
+                    and not self.by_row(e):
                 raise _Fail("triangular bounds")
+        if self.row == "" and not vs:
+            if not (isinstance(start, ast.Constant) or _extent(start)):
+                raise _Fail("row start")  # the row variable must be known non-negative
+            self.row = var
         bounds = (ast.unparse(start), ast.unparse(stop))
         if self.bounds.setdefault(var, bounds) != bounds:
-            raise _Fail("one variable, two ranges")  # sibling loops reusing a name
+            if not self.row:
+                raise _Fail("one variable, two ranges")  # sibling loops reusing a name
+            # a sibling loop reusing the name over another range: a fresh name for this one
+            fresh = f"{TEMP_PREFIX}v_{var}"
+            while fresh in self.bounds or any(isinstance(n, ast.Name) and n.id == fresh
+                                              for n in ast.walk(node)):
+                fresh += "_"
+            for n in ast.walk(node):
+                if isinstance(n, ast.Name) and n.id == var:
+                    n.id = fresh
+            return self.loop(node, loops, vs)
         self.fors.append(node)
         self.body(node.body, (*loops, id(node)), (*vs, var))
+
+    def by_row(self, e: ast.expr) -> bool:
+        """``e`` is ``row`` or ``row + c`` (``c`` a non-negative int): a bound of a triangular
+        nest, non-negative because the row variable is."""
+        if not self.row:
+            return False
+        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add) \
+                and isinstance(e.right, ast.Constant) and type(e.right.value) is int \
+                and e.right.value >= 0:
+            e = e.left
+        return isinstance(e, ast.Name) and e.id == self.row
 
     def body(self, stmts: list[ast.stmt], loops: tuple[int, ...], vs: tuple[str, ...]) -> None:
         for s in stmts:
@@ -265,13 +302,16 @@ def _extent(node: ast.AST) -> bool:
             and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int)
 
 
-def normalize(root: ast.For) -> TensorNest | None:
+def normalize(root: ast.For, row: bool = False) -> TensorNest | None:
     """The nest rooted at ``root`` as tensor statements, or None when it is not one.
 
     Parameters
     ----------
     root : ast.For
         The outermost loop of the nest.
+    row : bool
+        Whether inner bounds may be ``r`` or ``r + c`` for the root's variable ``r`` (a
+        triangular nest, :mod:`.triangular`); bounds reading any other loop variable never.
 
     Returns
     -------
@@ -279,7 +319,9 @@ def normalize(root: ast.For) -> TensorNest | None:
         Scalars first assigned in the nest are expanded to temporaries ``_hb<k>`` indexed by
         the loops around their first assignment; scalar names only read are scalar factors.
     """
-    r = _Reader()
+    r = _Reader(row)
+    if row:
+        root = copy.deepcopy(root)  # sibling loops may be renamed
     try:
         r.loop(root, (), ())
     except _Fail:
@@ -289,8 +331,8 @@ def normalize(root: ast.For) -> TensorNest | None:
     for start, stop in r.bounds.values():
         names = {n.id for n in ast.walk(ast.parse(f"({start}, {stop})"))
                  if isinstance(n, ast.Name)}
-        if names & written:
-            return None  # an extent changed inside the nest
+        if (names - {r.row}) & written:
+            return None  # an extent changed inside the nest (the row variable: only its own)
     nest = TensorNest(r.bounds, r.stmts, r.fors, written=written)
     if not _expand_scalars(nest):
         return None
@@ -382,8 +424,8 @@ def legal(nest: TensorNest, may_alias: object = None) -> str | None:
             same = all(r == s.out for r in s.reads if r.name == s.out.name)
             if s.summed or not same:
                 return f"{s.out.name}: read at another element by its own update"
-    arrays = {r.name for s in nest.stmts for r in (s.out, *s.reads) if r.idx} - temps
-    outs = ({s.out.name for s in nest.stmts if s.out.idx} - temps) | set(nest.private)
+    arrays = {r.name for s in nest.stmts for r in (s.out, *s.reads) if r.array} - temps
+    outs = ({s.out.name for s in nest.stmts if s.out.array} - temps) | set(nest.private)
     if callable(may_alias):
         for w in outs:
             for x in arrays:
@@ -400,10 +442,12 @@ def legal(nest: TensorNest, may_alias: object = None) -> str | None:
                 for rb, wb in acc_b:
                     if ra.name != rb.name or not (wa or wb):
                         continue
-                    if not ra.idx and not rb.idx and ra.name not in temps:
+                    if not ra.array and not rb.array and ra.name not in temps:
                         if ra.name in nest.scalar_outputs:
                             continue  # sums into one scalar: order-free
                         return f"{ra.name}: a scalar shared by two statements"
+                    if ra.fixed != rb.fixed:
+                        return f"{ra.name}: two rows of a triangular nest"
                     for v in common:
                         if not any(p == q == v for p, q in zip(ra.idx, rb.idx, strict=False)):
                             return f"{ra.name}: reached in another iteration of {v}"
