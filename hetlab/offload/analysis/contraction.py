@@ -246,14 +246,9 @@ class _Reader:
             if len(s.targets) != 1:
                 raise _Fail("multiple targets")
             target, value, op = s.targets[0], s.value, "="
-            if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub)):
-                same = ast.unparse(value.left) == ast.unparse(target)
-                if same or (isinstance(value.op, ast.Add)
-                            and ast.unparse(value.right) == ast.unparse(target)):
-                    op = "+="
-                    rest = value.right if same else value.left
-                    value = ast.UnaryOp(ast.USub(), rest) if isinstance(value.op, ast.Sub) \
-                        else rest
+            rest = _without(value, ast.unparse(target))
+            if rest is not None:
+                op, value = "+=", rest
         else:
             target, value = s.target, s.value
             ops = {ast.Add: "+=", ast.Sub: "+=", ast.Mult: "*=", ast.Div: "/="}
@@ -291,6 +286,33 @@ class _Reader:
 
         visit(node)
         return tuple(out)
+
+
+def _without(value: ast.expr, target: str) -> ast.expr | None:
+    """``value`` minus one ``+ target`` term of its top-level sum (``x = x + a + b``,
+    ``x = a + x - b``), or None when ``target`` is not such a term."""
+    terms: list[tuple[bool, ast.expr]] = []
+
+    def flat(e: ast.expr, neg: bool) -> None:
+        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub)):
+            flat(e.left, neg)
+            flat(e.right, neg ^ isinstance(e.op, ast.Sub))
+        else:
+            terms.append((neg, e))
+
+    flat(value, False)
+    hit = next((k for k, (neg, e) in enumerate(terms)
+                if not neg and ast.unparse(e) == target), None)
+    if hit is None or len(terms) < 2:
+        return None
+    del terms[hit]
+    out: ast.expr | None = None
+    for neg, e in terms:
+        if out is None:
+            out = ast.UnaryOp(ast.USub(), e) if neg else e
+        else:
+            out = ast.BinOp(out, ast.Sub() if neg else ast.Add(), e)
+    return out
 
 
 def _extent(node: ast.AST) -> bool:
