@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..front.loops import Loop
+from .argmin import match_argmin
 from .catalogue import emit
 from .contraction import legal, normalize
 from .scalars import live_after
@@ -75,7 +76,7 @@ def match_nest(root: ast.For, may_alias: Callable[[str, str], bool] | None = Non
     """
     nest = normalize(root)
     if nest is None:
-        return match_triangular(root, may_alias, live)
+        return match_triangular(root, may_alias, live) or match_argmin(root, may_alias, live)
     if legal(nest, may_alias) is not None:
         return None
     if live is not None:
