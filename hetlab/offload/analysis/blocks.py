@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from ..front.loops import Loop
 from .argmin import match_argmin
 from .catalogue import emit
-from .contraction import legal, normalize
+from .contraction import normalize
+from .legality import legal
 from .scalars import live_after
 from .triangular import match_triangular
 

@@ -319,7 +319,7 @@ def emit(nest: TensorNest) -> tuple[str, str] | None:
     Parameters
     ----------
     nest : TensorNest
-        A normalized nest that :func:`.contraction.legal` accepted.
+        A normalized nest that :func:`.legality.legal` accepted.
 
     Returns
     -------

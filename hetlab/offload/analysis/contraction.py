@@ -11,7 +11,7 @@ variables of the statement not in ``O`` summed. ``x = x + e`` reads as ``x += e`
 first assignment. A statement that is not a sum of products (``C[i, j] = max(s, 0.0)``) is
 kept as written (``raw``): the catalogue may emit it as a fused loop.
 
-:func:`legal` says whether running each statement over its whole index set, one statement
+:func:`.legality.legal` says whether running each statement over its whole index set, one statement
 after the other (loop distribution), computes what the nest computes. When unsure, it says no:
 bounds that depend on loop variables (triangular), subscripts that are not plain loop
 variables (offsets, indirection), an output read by its own contraction, arrays that may share
@@ -39,7 +39,7 @@ import ast
 import copy
 from dataclasses import dataclass, field
 
-__all__ = ["Ref", "Term", "Stmt", "TensorNest", "normalize", "legal", "TEMP_PREFIX"]
+__all__ = ["Ref", "Term", "Stmt", "TensorNest", "normalize", "TEMP_PREFIX"]
 
 #: prefix of the temporary arrays scalar temporaries are expanded to
 TEMP_PREFIX = "_hb"
@@ -356,122 +356,11 @@ def normalize(root: ast.For, row: bool = False) -> TensorNest | None:
         if (names - {r.row}) & written:
             return None  # an extent changed inside the nest (the row variable: only its own)
     nest = TensorNest(r.bounds, r.stmts, r.fors, written=written)
-    if not _expand_scalars(nest):
+    from .expand import expand_scalars  # it uses this module's classes
+
+    if not expand_scalars(nest):
         return None
     from .privatize import privatize  # it uses this module's classes
 
     privatize(nest)
     return nest
-
-
-def _expand_scalars(nest: TensorNest) -> bool:
-    """Scalar temporaries → temporary arrays; read-only scalars → coefficients. False when a
-    scalar is used in a way this cannot express."""
-    firsts: dict[str, Stmt] = {}
-    for s in nest.stmts:
-        if not s.out.idx and s.out.name not in firsts:
-            firsts[s.out.name] = s
-    temps = {n: f"{TEMP_PREFIX}{k}" for k, n in enumerate(sorted(
-        n for n, s in firsts.items() if s.op == "="))}
-    for name, first in firsts.items():
-        if name in temps:
-            where = first.loops
-            writers = [s.loops[:len(where) + 1] for s in nest.stmts if s.out.name == name]
-            for n, s in enumerate(nest.stmts):
-                uses = s.out.name == name or any(r.name == name for r in s.reads)
-                if uses and s.loops[:len(where)] != where:
-                    return False  # used outside the loops of its first assignment
-                if uses and n < nest.stmts.index(first) and s is not first:
-                    return False  # read before it is set: the previous iteration's value
-                if any(r.name == name for r in s.reads) and s.out.name != name \
-                        and s.loops != where and s.loops[:len(where) + 1] in writers:
-                    return False  # read where it is being accumulated: not one value
-        else:  # accumulated into: only `+=` sums, never read by another statement
-            for s in nest.stmts:
-                if s.out.name == name and s.op != "+=":
-                    return False
-                if any(r.name == name for r in s.reads) and s.out.name != name:
-                    return False
-    nest.temps = temps
-    depth = {n: len(firsts[n].loops) for n in temps}
-
-    def fix(r: Ref, vs: tuple[str, ...]) -> Ref:
-        return Ref(temps[r.name], vs[:depth[r.name]]) if r.name in temps else r
-
-    for s in nest.stmts:
-        s.out = fix(s.out, s.vars)
-        s.reads = tuple(fix(r, s.vars) for r in s.reads)
-        if s.terms is None:
-            continue
-        divs = {n.id for t in s.terms for d in t.div for n in ast.walk(ast.parse(d))
-                if isinstance(n, ast.Name)}
-        if divs & (set(temps) | nest.written):
-            s.terms = None  # divided by a temporary: kept as written (an elementwise map)
-            continue
-        terms = []
-        for t in s.terms:
-            coef, refs = list(t.coef), []
-            for r in t.refs:
-                if r.idx or r.name in temps:
-                    refs.append(fix(r, s.vars))
-                elif r.name in nest.written:
-                    return False  # a scalar that changes inside the nest
-                else:
-                    coef.append(r.name)
-            terms.append(Term(tuple(coef), tuple(refs), t.div))
-        s.terms = terms
-    for s in nest.stmts:
-        if s.scale is not None and ({n.id for n in ast.walk(ast.parse(s.scale))
-                                     if isinstance(n, ast.Name)} & nest.written):
-            return False
-    return True
-
-
-def legal(nest: TensorNest, may_alias: object = None) -> str | None:
-    """Why distributing ``nest`` into whole-index-set statements would change its result
-    (None: it would not).
-
-    Parameters
-    ----------
-    nest : TensorNest
-    may_alias : callable (str, str) -> bool, optional
-        Whether two names may share storage (:meth:`.aliases.AliasInfo.may_alias`).
-    """
-    temps = set(nest.temps.values()) | {t for t, _ in nest.private.values()}
-    for s in nest.stmts:
-        names = {r.name for r in s.reads}
-        if s.summed and s.op not in ("+=",):
-            return f"{s.out.name}: overwritten inside a loop it does not depend on"
-        if s.out.name in names:
-            same = all(r == s.out for r in s.reads if r.name == s.out.name)
-            if s.summed or not same:
-                return f"{s.out.name}: read at another element by its own update"
-    arrays = {r.name for s in nest.stmts for r in (s.out, *s.reads) if r.array} - temps
-    outs = ({s.out.name for s in nest.stmts if s.out.array} - temps) | set(nest.private)
-    if callable(may_alias):
-        for w in outs:
-            for x in arrays:
-                if x != w and may_alias(w, x):
-                    return f"{w} and {x} may share storage"
-    # two statements touching one array: each loop around both must be a subscript of both
-    for a_i, a in enumerate(nest.stmts):
-        for b in nest.stmts[a_i + 1:]:
-            common = [v for v, la, lb in zip(a.vars, a.loops, b.loops, strict=False)
-                      if la == lb]
-            acc_a = [(a.out, True), *((r, False) for r in a.reads)]
-            acc_b = [(b.out, True), *((r, False) for r in b.reads)]
-            for ra, wa in acc_a:
-                for rb, wb in acc_b:
-                    if ra.name != rb.name or not (wa or wb):
-                        continue
-                    if not ra.array and not rb.array and ra.name not in temps:
-                        if ra.name in nest.scalar_outputs:
-                            continue  # sums into one scalar: order-free
-                        return f"{ra.name}: a scalar shared by two statements"
-                    if ra.fixed != rb.fixed:
-                        return f"{ra.name}: two rows of a triangular nest"
-                    for v in common:
-                        if not any(p == q == v for p, q in zip(ra.idx, rb.idx, strict=False)):
-                            return f"{ra.name}: reached in another iteration of {v}"
-    return None
-

@@ -7,7 +7,7 @@ loop variable, never a step other than 1), keeps its loop over ``i`` in its orde
 each iteration's body as library calls on the row's slices: ``C[i, j] += A[i, k] * A[j, k]``
 for ``j <= i`` becomes ``C[i, :i + 1] += A[:i + 1, :] @ A[i, :]`` inside ``for i``. Every
 statement of the row is then a statement of a rectangular nest with ``i`` held fixed
-(:class:`~.contraction.Ref` ``fixed``), checked by :func:`~.contraction.legal` and emitted by
+(:class:`~.contraction.Ref` ``fixed``), checked by :func:`~.legality.legal` and emitted by
 :mod:`.catalogue`. Because the row loop keeps its order, the only question is whether one
 row's statements may run one after the other over their whole (triangular) index sets: the
 untouched triangle is never read or written, and a statement reading its own output array
@@ -36,7 +36,8 @@ import ast
 from collections.abc import Callable
 
 from .catalogue import emit
-from .contraction import Ref, Stmt, TensorNest, Term, legal, normalize
+from .contraction import Ref, Stmt, TensorNest, Term, normalize
+from .legality import legal
 
 __all__ = ["match_triangular", "row_nest"]
 
