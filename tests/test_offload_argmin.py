@@ -49,6 +49,13 @@ def test_argmin_is_recognized(name, kind):
     assert "@" not in b.call  # the direct form, never the expansion
 
 
+@pytest.mark.parametrize("name", ["assign", "assign_direct", "farthest", "nm_exp"])
+def test_matching_leaves_the_functions_tree_as_written(name):
+    """The serial variant is built from the same tree: the matcher must not edit it."""
+    report = offload.analyze(getattr(K, name))
+    assert "_hb" not in offload.transform(report, []).source
+
+
 def test_assignment_is_bit_identical_with_ties_and_nan():
     X, C = _inputs()
     want, got = _both(K.assign, lambda: (X, C, np.full(len(X), -5), np.zeros(len(X))))

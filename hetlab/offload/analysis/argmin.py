@@ -134,7 +134,7 @@ def match_argmin(root: ast.For, may_alias: Callable[[str, str], bool] | None = N
         ``live(name)``: whether a name's value after the nest may be read.
     """
     try:
-        return _match(root, may_alias, live)
+        return _match(copy.deepcopy(root), may_alias, live)  # the rewrite edits nodes in place
     except _No:
         return None
 
