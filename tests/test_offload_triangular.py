@@ -141,3 +141,9 @@ def test_former_triangular_near_misses_are_now_exact_row_calls(name):
     args = (_m(n, m), _m(m, n), _m(n, n))
     ok, err = verify(_run(_python_variant(fn), args), _run(fn, args))
     assert ok, err
+
+
+@pytest.mark.parametrize("name", ["symm_lower", "syr2k_upper"])
+def test_matching_leaves_the_functions_tree_as_written(name):
+    report = offload.analyze(getattr(K, name))
+    assert "_hb" not in offload.transform(report, []).source
