@@ -393,6 +393,8 @@ def test_generated_matmul_like_nests(order, subs, op, names, ext):
     if c in (a, b):  # the output read by its own contraction: never over the loop it lacks
         lacking = f"L{order.index(next(v for v in _VARS if v not in subs[0][:2])) + 1}"
         assert not any(lacking in blk.loops for blk in blocks), (lines, blocks)
+    if (c == a and x != out) or (c == b and y != out):  # the output read at another
+        assert not blocks, (lines, blocks)  # element by its own update: never
     if blocks:
         r = np.random.default_rng(0)
         args = (r.random((4, 4)), r.random((4, 4)), r.random((4, 4)), 4)

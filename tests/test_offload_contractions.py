@@ -70,7 +70,7 @@ POSITIVE = {  # kernel: (block patterns, arguments)
     "gemm_relu": (["matmul+epilogue"], lambda: (_m(n, m) - 0.5, _m(m, p), _m(n, p))),
 }
 
-NEAR = ["nm_triangular", "nm_triangular_from", "nm_offset", "nm_indirect", "nm_same_in_out",
+NEAR = ["nm_offset", "nm_indirect", "nm_same_in_out",
         "nm_local_view", "nm_dependence_through_output",
         "nm_assign_in_reduction", "nm_three_factors_diag", "nm_step", "nm_acc_read_after",
         "nm_scalar_changes"]

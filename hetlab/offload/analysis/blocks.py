@@ -9,10 +9,12 @@ over its whole index set, one after the other; no output read by its own contrac
 arrays that may share storage) and matched against the catalogue (:mod:`.catalogue`: GEMM and
 GEMV with α, β and transposes, dot, outer products, rank-1 and rank-2k updates, batched
 products, tensor contractions, sums and means along axes, axpy, scal, transpose); several
-statements become several calls, an elementwise epilogue a fused loop. Triangular bounds,
-offset or indirect subscripts, and reductions that are none of these are no match: the nest
-stays a loop nest. A block is only a candidate: the search measures and verifies it like every
-other variant.
+statements become several calls, an elementwise epilogue a fused loop. Triangular bounds
+(``range(i + 1)``, ``range(i, n)`` …) keep the loop over rows around exact row-wise calls
+(:mod:`.triangular`); an argmin/argmax over candidates becomes chunked direct-form distances
+and ``np.argmin`` with the loop's NaN and tie behaviour (:mod:`.argmin`). Offset or indirect
+subscripts, and reductions that are none of these, are no match: the nest stays a loop nest.
+A block is only a candidate: the search measures and verifies it like every other variant.
 
 A slice equal to the whole extent is written ``:``; a sliced operand of ``@`` is wrapped in
 ``np.ascontiguousarray``; the code is plain NumPy that numba's ``njit`` compiles (float
@@ -31,9 +33,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..front.loops import Loop
+from .argmin import match_argmin
 from .catalogue import emit
-from .contraction import legal, normalize
+from .contraction import normalize
+from .legality import legal
 from .scalars import live_after
+from .triangular import match_triangular
 
 __all__ = ["Block", "find_blocks"]
 
@@ -73,7 +78,9 @@ def match_nest(root: ast.For, may_alias: Callable[[str, str], bool] | None = Non
         scalar temporaries must be dead.
     """
     nest = normalize(root)
-    if nest is None or legal(nest, may_alias) is not None:
+    if nest is None:
+        return match_triangular(root, may_alias, live) or match_argmin(root, may_alias, live)
+    if legal(nest, may_alias) is not None:
         return None
     if live is not None:
         private = set(nest.bounds) | set(nest.temps)

@@ -38,6 +38,7 @@ __all__ = ["emit", "LIBRARY"]
 LIBRARY = frozenset({"matmul", "matvec", "dot", "outer", "rank-1", "rank-2k", "batched-matmul",
                      "contraction", "sum", "mean", "axpy", "transpose", "scal"})
 _EXTENT = re.compile(r"^(\w+\.shape\[\d+\]|len\(\w+\)|\d+)$")
+_ROW = re.compile(r"^(\w+)( \+ \d+)?$")
 
 
 class _NoMatch(Exception):
@@ -61,20 +62,28 @@ class _Emitter:
         if r.name in self.temps:
             return r.name, True
         parts = []
-        for d, v in enumerate(r.idx):
+        fixed = dict(r.fixed)
+        free = iter(r.idx)
+        for d in range(len(r.idx) + len(fixed)):
+            if d in fixed:  # a row index held fixed (triangular nests)
+                parts.append(fixed[d])
+                continue
+            v = next(free)
             start, stop = self.nest.bounds[v]
             if start == "0" and (stop == f"{r.name}.shape[{d}]"
                                  or (d == 0 and stop == f"len({r.name})")):
                 parts.append(":")
                 continue
-            stop = stop if _EXTENT.match(stop) else f"max({stop}, 0)"
+            row = _ROW.match(stop)
+            if not _EXTENT.match(stop) and not (row and row.group(1) in self.nest.nonneg):
+                stop = f"max({stop}, 0)"
             parts.append(f"{'' if start == '0' else start}:{stop}")
-        if all(p == ":" for p in parts):
+        if all(p == ":" for p in parts) and not fixed:
             return r.name, True
         return f"{r.name}[{', '.join(parts)}]", False
 
     def target(self, r: Ref) -> str:
-        if not r.idx or r.name in self.temps:
+        if not r.array or r.name in self.temps:
             return r.name
         text, whole = self.sliced(r)
         return text if not whole else f"{r.name}[{', '.join(':' for _ in r.idx)}]"
@@ -121,6 +130,8 @@ class _Emitter:
         into it first (``A[i,k] B[k,j] d[k]`` → ``(A * d) @ B``), into a fresh temporary."""
         refs = list(t.refs)
         while len(refs) > 2:
+            if any(r.fixed for r in refs):
+                raise _NoMatch("three factors in a triangular row")
             pair = next(((a, b) for a in refs for b in refs
                          if a is not b and set(b.idx) <= set(a.idx)), None)
             if pair is None:
@@ -308,7 +319,7 @@ def emit(nest: TensorNest) -> tuple[str, str] | None:
     Parameters
     ----------
     nest : TensorNest
-        A normalized nest that :func:`.contraction.legal` accepted.
+        A normalized nest that :func:`.legality.legal` accepted.
 
     Returns
     -------

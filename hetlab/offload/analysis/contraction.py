@@ -11,7 +11,7 @@ variables of the statement not in ``O`` summed. ``x = x + e`` reads as ``x += e`
 first assignment. A statement that is not a sum of products (``C[i, j] = max(s, 0.0)``) is
 kept as written (``raw``): the catalogue may emit it as a fused loop.
 
-:func:`legal` says whether running each statement over its whole index set, one statement
+:func:`.legality.legal` says whether running each statement over its whole index set, one statement
 after the other (loop distribution), computes what the nest computes. When unsure, it says no:
 bounds that depend on loop variables (triangular), subscripts that are not plain loop
 variables (offsets, indirection), an output read by its own contraction, arrays that may share
@@ -36,9 +36,10 @@ reached in a different iteration of a loop around both.
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import dataclass, field
 
-__all__ = ["Ref", "Term", "Stmt", "TensorNest", "normalize", "legal", "TEMP_PREFIX"]
+__all__ = ["Ref", "Term", "Stmt", "TensorNest", "normalize", "TEMP_PREFIX"]
 
 #: prefix of the temporary arrays scalar temporaries are expanded to
 TEMP_PREFIX = "_hb"
@@ -46,11 +47,18 @@ TEMP_PREFIX = "_hb"
 
 @dataclass(frozen=True)
 class Ref:
-    """An array element ``name[idx]`` with plain loop-variable subscripts (``idx == ()``: a
-    scalar)."""
+    """An array element ``name[idx]`` with plain loop-variable subscripts (``idx == ()`` and no
+    ``fixed``: a scalar). ``fixed`` holds ``(position, variable)`` subscripts held fixed while
+    the others vary (the row variable of a triangular nest, :mod:`.triangular`)."""
 
     name: str
     idx: tuple[str, ...]
+    fixed: tuple[tuple[int, str], ...] = field(default=(), repr=False)
+
+    @property
+    def array(self) -> bool:
+        """An array element (not a plain scalar name)."""
+        return bool(self.idx or self.fixed)
 
 
 @dataclass(frozen=True)
@@ -96,10 +104,12 @@ class TensorNest:
     temps: dict[str, str] = field(default_factory=dict)
     private: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
     written: set[str] = field(default_factory=set)
+    #: names known non-negative inside the nest (the row variable of a triangular nest)
+    nonneg: frozenset[str] = frozenset()
 
     @property
     def scalar_outputs(self) -> set[str]:
-        return {s.out.name for s in self.stmts if not s.out.idx and s.out.name not in
+        return {s.out.name for s in self.stmts if not s.out.array and s.out.name not in
                 self.temps.values()}
 
 
@@ -117,7 +127,8 @@ def _is_zero(node: ast.AST) -> bool:
 
 
 class _Reader:
-    def __init__(self) -> None:
+    def __init__(self, row: bool = False) -> None:
+        self.row: str | None = None if not row else ""  # "": the root's variable, once read
         self.bounds: dict[str, tuple[str, str]] = {}
         self.stmts: list[Stmt] = []
         self.fors: list[ast.For] = []
@@ -135,16 +146,42 @@ class _Reader:
         start = args[0] if len(args) > 1 else ast.Constant(0)
         stop = args[1] if len(args) > 1 else args[0]
         if not (isinstance(start, ast.Constant) and type(start.value) is int
-                and start.value >= 0) and not _extent(start):
+                and start.value >= 0) and not _extent(start) and not self.by_row(start):
             raise _Fail("start")  # a start that may be negative would wrap around
         for e in (start, stop):
-            if any(isinstance(n, ast.Name) and n.id in vs for n in ast.walk(e)):
+            if any(isinstance(n, ast.Name) and n.id in vs for n in ast.walk(e)) \
+                    and not self.by_row(e):
                 raise _Fail("triangular bounds")
+        if self.row == "" and not vs:
+            if not (isinstance(start, ast.Constant) or _extent(start)):
+                raise _Fail("row start")  # the row variable must be known non-negative
+            self.row = var
         bounds = (ast.unparse(start), ast.unparse(stop))
         if self.bounds.setdefault(var, bounds) != bounds:
-            raise _Fail("one variable, two ranges")  # sibling loops reusing a name
+            if not self.row:
+                raise _Fail("one variable, two ranges")  # sibling loops reusing a name
+            # a sibling loop reusing the name over another range: a fresh name for this one
+            fresh = f"{TEMP_PREFIX}v_{var}"
+            while fresh in self.bounds or any(isinstance(n, ast.Name) and n.id == fresh
+                                              for n in ast.walk(node)):
+                fresh += "_"
+            for n in ast.walk(node):
+                if isinstance(n, ast.Name) and n.id == var:
+                    n.id = fresh
+            return self.loop(node, loops, vs)
         self.fors.append(node)
         self.body(node.body, (*loops, id(node)), (*vs, var))
+
+    def by_row(self, e: ast.expr) -> bool:
+        """``e`` is ``row`` or ``row + c`` (``c`` a non-negative int): a bound of a triangular
+        nest, non-negative because the row variable is."""
+        if not self.row:
+            return False
+        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add) \
+                and isinstance(e.right, ast.Constant) and type(e.right.value) is int \
+                and e.right.value >= 0:
+            e = e.left
+        return isinstance(e, ast.Name) and e.id == self.row
 
     def body(self, stmts: list[ast.stmt], loops: tuple[int, ...], vs: tuple[str, ...]) -> None:
         for s in stmts:
@@ -209,14 +246,9 @@ class _Reader:
             if len(s.targets) != 1:
                 raise _Fail("multiple targets")
             target, value, op = s.targets[0], s.value, "="
-            if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub)):
-                same = ast.unparse(value.left) == ast.unparse(target)
-                if same or (isinstance(value.op, ast.Add)
-                            and ast.unparse(value.right) == ast.unparse(target)):
-                    op = "+="
-                    rest = value.right if same else value.left
-                    value = ast.UnaryOp(ast.USub(), rest) if isinstance(value.op, ast.Sub) \
-                        else rest
+            rest = _without(value, ast.unparse(target))
+            if rest is not None:
+                op, value = "+=", rest
         else:
             target, value = s.target, s.value
             ops = {ast.Add: "+=", ast.Sub: "+=", ast.Mult: "*=", ast.Div: "/="}
@@ -256,6 +288,33 @@ class _Reader:
         return tuple(out)
 
 
+def _without(value: ast.expr, target: str) -> ast.expr | None:
+    """``value`` minus one ``+ target`` term of its top-level sum (``x = x + a + b``,
+    ``x = a + x - b``), or None when ``target`` is not such a term."""
+    terms: list[tuple[bool, ast.expr]] = []
+
+    def flat(e: ast.expr, neg: bool) -> None:
+        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub)):
+            flat(e.left, neg)
+            flat(e.right, neg ^ isinstance(e.op, ast.Sub))
+        else:
+            terms.append((neg, e))
+
+    flat(value, False)
+    hit = next((k for k, (neg, e) in enumerate(terms)
+                if not neg and ast.unparse(e) == target), None)
+    if hit is None or len(terms) < 2:
+        return None
+    del terms[hit]
+    out: ast.expr | None = None
+    for neg, e in terms:
+        if out is None:
+            out = ast.UnaryOp(ast.USub(), e) if neg else e
+        else:
+            out = ast.BinOp(out, ast.Sub() if neg else ast.Add(), e)
+    return out
+
+
 def _extent(node: ast.AST) -> bool:
     """``X.shape[d]`` or ``len(X)``: never negative."""
     return (isinstance(node, ast.Call) and _name(node.func) == "len" and len(node.args) == 1
@@ -265,13 +324,16 @@ def _extent(node: ast.AST) -> bool:
             and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int)
 
 
-def normalize(root: ast.For) -> TensorNest | None:
+def normalize(root: ast.For, row: bool = False) -> TensorNest | None:
     """The nest rooted at ``root`` as tensor statements, or None when it is not one.
 
     Parameters
     ----------
     root : ast.For
         The outermost loop of the nest.
+    row : bool
+        Whether inner bounds may be ``r`` or ``r + c`` for the root's variable ``r`` (a
+        triangular nest, :mod:`.triangular`); bounds reading any other loop variable never.
 
     Returns
     -------
@@ -279,7 +341,9 @@ def normalize(root: ast.For) -> TensorNest | None:
         Scalars first assigned in the nest are expanded to temporaries ``_hb<k>`` indexed by
         the loops around their first assignment; scalar names only read are scalar factors.
     """
-    r = _Reader()
+    r = _Reader(row)
+    if row:
+        root = copy.deepcopy(root)  # sibling loops may be renamed
     try:
         r.loop(root, (), ())
     except _Fail:
@@ -289,158 +353,14 @@ def normalize(root: ast.For) -> TensorNest | None:
     for start, stop in r.bounds.values():
         names = {n.id for n in ast.walk(ast.parse(f"({start}, {stop})"))
                  if isinstance(n, ast.Name)}
-        if names & written:
-            return None  # an extent changed inside the nest
+        if (names - {r.row}) & written:
+            return None  # an extent changed inside the nest (the row variable: only its own)
     nest = TensorNest(r.bounds, r.stmts, r.fors, written=written)
-    if not _expand_scalars(nest):
+    from .expand import expand_scalars  # it uses this module's classes
+
+    if not expand_scalars(nest):
         return None
-    _privatize(nest)
+    from .privatize import privatize  # it uses this module's classes
+
+    privatize(nest)
     return nest
-
-
-def _privatize(nest: TensorNest) -> None:
-    """Arrays used as a shared temporary → a private copy per iteration (``nest.private``).
-
-    An array ``T`` all of whose accesses in the nest are ``T[I]`` (one subscript tuple), first
-    written by ``=`` (not reading ``T``) in every iteration of the loops around all its uses,
-    whose variables ``P`` are not in ``I``: each such iteration writes every element it later
-    reads, so ``T[I]`` becomes ``_hb<k>[P + I]`` and the nest may run per statement; the
-    element values ``T`` holds afterwards are the last iteration's (:mod:`.catalogue` copies
-    them back).
-    """
-    temps = set(nest.temps.values())
-    for name in sorted({s.out.name for s in nest.stmts if s.out.idx} - temps):
-        users = [s for s in nest.stmts if s.out.name == name
-                 or any(r.name == name for r in s.reads)]
-        accs = {r for s in users for r in (s.out, *s.reads) if r.name == name}
-        if len(accs) != 1 or any(s.terms is None for s in users):
-            continue
-        (acc,) = accs
-        first = users[0]
-        if first.out != acc or first.op != "=" or acc in first.reads:
-            continue
-        depth = 0
-        while all(len(s.loops) > depth and s.loops[depth] == first.loops[depth]
-                  for s in users):
-            depth += 1
-        shared = tuple(v for v in first.vars[:depth] if v not in acc.idx)
-        if not shared:
-            continue
-        temp = f"{TEMP_PREFIX}{len(nest.temps) + len(nest.private)}"
-        new = Ref(temp, shared + acc.idx)
-        for s in users:
-            s.out = new if s.out == acc else s.out
-            s.reads = tuple(new if r == acc else r for r in s.reads)
-            s.terms = [Term(t.coef, tuple(new if r == acc else r for r in t.refs), t.div)
-                       for t in s.terms or ()] if s.terms is not None else None
-        nest.private[name] = (temp, shared)
-
-
-def _expand_scalars(nest: TensorNest) -> bool:
-    """Scalar temporaries → temporary arrays; read-only scalars → coefficients. False when a
-    scalar is used in a way this cannot express."""
-    firsts: dict[str, Stmt] = {}
-    for s in nest.stmts:
-        if not s.out.idx and s.out.name not in firsts:
-            firsts[s.out.name] = s
-    temps = {n: f"{TEMP_PREFIX}{k}" for k, n in enumerate(sorted(
-        n for n, s in firsts.items() if s.op == "="))}
-    for name, first in firsts.items():
-        if name in temps:
-            where = first.loops
-            writers = [s.loops[:len(where) + 1] for s in nest.stmts if s.out.name == name]
-            for n, s in enumerate(nest.stmts):
-                uses = s.out.name == name or any(r.name == name for r in s.reads)
-                if uses and s.loops[:len(where)] != where:
-                    return False  # used outside the loops of its first assignment
-                if uses and n < nest.stmts.index(first) and s is not first:
-                    return False  # read before it is set: the previous iteration's value
-                if any(r.name == name for r in s.reads) and s.out.name != name \
-                        and s.loops != where and s.loops[:len(where) + 1] in writers:
-                    return False  # read where it is being accumulated: not one value
-        else:  # accumulated into: only `+=` sums, never read by another statement
-            for s in nest.stmts:
-                if s.out.name == name and s.op != "+=":
-                    return False
-                if any(r.name == name for r in s.reads) and s.out.name != name:
-                    return False
-    nest.temps = temps
-    depth = {n: len(firsts[n].loops) for n in temps}
-
-    def fix(r: Ref, vs: tuple[str, ...]) -> Ref:
-        return Ref(temps[r.name], vs[:depth[r.name]]) if r.name in temps else r
-
-    for s in nest.stmts:
-        s.out = fix(s.out, s.vars)
-        s.reads = tuple(fix(r, s.vars) for r in s.reads)
-        if s.terms is None:
-            continue
-        divs = {n.id for t in s.terms for d in t.div for n in ast.walk(ast.parse(d))
-                if isinstance(n, ast.Name)}
-        if divs & (set(temps) | nest.written):
-            s.terms = None  # divided by a temporary: kept as written (an elementwise map)
-            continue
-        terms = []
-        for t in s.terms:
-            coef, refs = list(t.coef), []
-            for r in t.refs:
-                if r.idx or r.name in temps:
-                    refs.append(fix(r, s.vars))
-                elif r.name in nest.written:
-                    return False  # a scalar that changes inside the nest
-                else:
-                    coef.append(r.name)
-            terms.append(Term(tuple(coef), tuple(refs), t.div))
-        s.terms = terms
-    for s in nest.stmts:
-        if s.scale is not None and ({n.id for n in ast.walk(ast.parse(s.scale))
-                                     if isinstance(n, ast.Name)} & nest.written):
-            return False
-    return True
-
-
-def legal(nest: TensorNest, may_alias: object = None) -> str | None:
-    """Why distributing ``nest`` into whole-index-set statements would change its result
-    (None: it would not).
-
-    Parameters
-    ----------
-    nest : TensorNest
-    may_alias : callable (str, str) -> bool, optional
-        Whether two names may share storage (:meth:`.aliases.AliasInfo.may_alias`).
-    """
-    temps = set(nest.temps.values()) | {t for t, _ in nest.private.values()}
-    for s in nest.stmts:
-        names = {r.name for r in s.reads}
-        if s.summed and s.op not in ("+=",):
-            return f"{s.out.name}: overwritten inside a loop it does not depend on"
-        if s.out.name in names:
-            same = all(r == s.out for r in s.reads if r.name == s.out.name)
-            if s.summed or not same:
-                return f"{s.out.name}: read at another element by its own update"
-    arrays = {r.name for s in nest.stmts for r in (s.out, *s.reads) if r.idx} - temps
-    outs = ({s.out.name for s in nest.stmts if s.out.idx} - temps) | set(nest.private)
-    if callable(may_alias):
-        for w in outs:
-            for x in arrays:
-                if x != w and may_alias(w, x):
-                    return f"{w} and {x} may share storage"
-    # two statements touching one array: each loop around both must be a subscript of both
-    for a_i, a in enumerate(nest.stmts):
-        for b in nest.stmts[a_i + 1:]:
-            common = [v for v, la, lb in zip(a.vars, a.loops, b.loops, strict=False)
-                      if la == lb]
-            acc_a = [(a.out, True), *((r, False) for r in a.reads)]
-            acc_b = [(b.out, True), *((r, False) for r in b.reads)]
-            for ra, wa in acc_a:
-                for rb, wb in acc_b:
-                    if ra.name != rb.name or not (wa or wb):
-                        continue
-                    if not ra.idx and not rb.idx and ra.name not in temps:
-                        if ra.name in nest.scalar_outputs:
-                            continue  # sums into one scalar: order-free
-                        return f"{ra.name}: a scalar shared by two statements"
-                    for v in common:
-                        if not any(p == q == v for p, q in zip(ra.idx, rb.idx, strict=False)):
-                            return f"{ra.name}: reached in another iteration of {v}"
-    return None
