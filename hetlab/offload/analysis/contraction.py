@@ -37,81 +37,12 @@ from __future__ import annotations
 
 import ast
 import copy
-from dataclasses import dataclass, field
+
+from .expand import expand_scalars
+from .privatize import privatize
+from .tensor import TEMP_PREFIX, Ref, Stmt, TensorNest, Term
 
 __all__ = ["Ref", "Term", "Stmt", "TensorNest", "normalize", "TEMP_PREFIX"]
-
-#: prefix of the temporary arrays scalar temporaries are expanded to
-TEMP_PREFIX = "_hb"
-
-
-@dataclass(frozen=True)
-class Ref:
-    """An array element ``name[idx]`` with plain loop-variable subscripts (``idx == ()`` and no
-    ``fixed``: a scalar). ``fixed`` holds ``(position, variable)`` subscripts held fixed while
-    the others vary (the row variable of a triangular nest, :mod:`.triangular`)."""
-
-    name: str
-    idx: tuple[str, ...]
-    fixed: tuple[tuple[int, str], ...] = field(default=(), repr=False)
-
-    @property
-    def array(self) -> bool:
-        """An array element (not a plain scalar name)."""
-        return bool(self.idx or self.fixed)
-
-
-@dataclass(frozen=True)
-class Term:
-    """``Π coef · Π refs / Π div``: scalar factors (source text), element factors, divisors."""
-
-    coef: tuple[str, ...]
-    refs: tuple[Ref, ...]
-    div: tuple[str, ...] = ()
-
-
-@dataclass
-class Stmt:
-    """One statement of the nest: ``out op Σ terms`` inside the loops ``loops`` (outer first).
-
-    ``terms`` is None for a statement kept as written (``raw``, its AST in ``node``, the
-    right-hand side of ``op`` in ``value``); ``scale`` is the scalar text of ``*=``/``/=``.
-    """
-
-    loops: tuple[int, ...]
-    vars: tuple[str, ...]
-    out: Ref
-    op: str
-    terms: list[Term] | None
-    node: ast.stmt
-    scale: str | None = None
-    reads: tuple[Ref, ...] = ()
-    value: ast.expr | None = None
-
-    @property
-    def summed(self) -> tuple[str, ...]:
-        return tuple(v for v in self.vars if v not in self.out.idx)
-
-
-@dataclass
-class TensorNest:
-    """The statements of one nest, the bounds ``(start, stop)`` of its variables (source
-    text, step 1), the scalar temporaries expanded, the scalars accumulated into."""
-
-    bounds: dict[str, tuple[str, str]]
-    stmts: list[Stmt]
-    fors: list[ast.For]
-    temps: dict[str, str] = field(default_factory=dict)
-    private: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
-    written: set[str] = field(default_factory=set)
-    #: names known non-negative inside the nest (the row variable of a triangular nest)
-    nonneg: frozenset[str] = frozenset()
-
-    @property
-    def scalar_outputs(self) -> set[str]:
-        return {s.out.name for s in self.stmts if not s.out.array and s.out.name not in
-                self.temps.values()}
-
 
 class _Fail(Exception):
     """Not a nest this module normalizes."""
@@ -356,11 +287,7 @@ def normalize(root: ast.For, row: bool = False) -> TensorNest | None:
         if (names - {r.row}) & written:
             return None  # an extent changed inside the nest (the row variable: only its own)
     nest = TensorNest(r.bounds, r.stmts, r.fors, written=written)
-    from .expand import expand_scalars  # it uses this module's classes
-
     if not expand_scalars(nest):
         return None
-    from .privatize import privatize  # it uses this module's classes
-
     privatize(nest)
     return nest

@@ -1,14 +1,14 @@
 """Scalar temporaries of a normalized nest expanded to temporary arrays.
 
 Split from :mod:`.contraction`: :func:`expand_scalars` rewrites a
-:class:`~.contraction.TensorNest` in place (``s = 0.0; s += …; C[i, j] = s`` → ``_hb0[i, j]``).
+:class:`~.tensor.TensorNest` in place (``s = 0.0; s += …; C[i, j] = s`` → ``_hb0[i, j]``).
 """
 
 from __future__ import annotations
 
 import ast
 
-from .contraction import TEMP_PREFIX, Ref, Stmt, TensorNest, Term
+from .tensor import TEMP_PREFIX, Ref, Stmt, TensorNest, Term
 
 __all__ = ["expand_scalars"]
 

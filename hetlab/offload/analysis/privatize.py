@@ -1,15 +1,12 @@
 """Arrays used as a shared temporary inside a nest, privatized per iteration.
 
 Split from :mod:`.contraction`: :func:`privatize` rewrites a normalized
-:class:`~.contraction.TensorNest` in place.
+:class:`~.tensor.TensorNest` in place.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .contraction import TensorNest
+from .tensor import TEMP_PREFIX, Ref, TensorNest, Term
 
 __all__ = ["privatize"]
 
@@ -24,8 +21,6 @@ def privatize(nest: TensorNest) -> None:
     element values ``T`` holds afterwards are the last iteration's (:mod:`.catalogue` copies
     them back).
     """
-    from .contraction import TEMP_PREFIX, Ref, Term
-
     temps = set(nest.temps.values())
     for name in sorted({s.out.name for s in nest.stmts if s.out.idx} - temps):
         users = [s for s in nest.stmts if s.out.name == name
