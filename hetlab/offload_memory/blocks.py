@@ -38,7 +38,8 @@ class KVStore(Protocol):
 class MemoryKV:
     """A KV cache held in memory (the in-memory model's): per layer, (T, H, d) arrays.
 
-    >>> kv = MemoryKV(); kv.append(0, np.zeros((2, 1, 4), np.float32), np.zeros((2, 1, 4), np.float32))
+    >>> kv, z = MemoryKV(), np.zeros((2, 1, 4), np.float32)
+    >>> kv.append(0, z, z)
     >>> kv.length(0), kv.get(0)[0].shape
     (2, (2, 1, 4))
     """

@@ -18,6 +18,7 @@ the peak, which the tests read: ``budget.peak <= budget.total`` always.
 
 from __future__ import annotations
 
+import math
 import numbers
 import re
 import threading
@@ -60,7 +61,10 @@ def parse_budget(value: Any, name: str = "budget") -> int:
                 f"{name} must look like '256MB', '1.5GiB' or '4096' (units B, KB, MB, GB, TB, "
                 f"KiB, MiB, GiB, TiB); got {value!r}."
             )
-        nbytes = int(float(m.group(1)) * _UNITS[unit])
+        value_f = float(m.group(1)) * _UNITS[unit]
+        if not math.isfinite(value_f) or value_f >= 2**63:
+            raise InvalidInputError(f"{name} is too large; got {value!r}.")
+        nbytes = int(value_f)
     else:
         nbytes = int(value)
     if nbytes <= 0:
@@ -91,8 +95,8 @@ class Pool:
             raise BudgetError(
                 f"budget: {what} needs {format_bytes(nbytes)} but the {self.name!r} share of the "
                 f"budget is {format_bytes(self.limit)} (of {format_bytes(self.budget.total)}); "
-                f"raise the budget to at least {format_bytes(nbytes + self.budget.total - self.limit)}"
-                " or use fewer bits."
+                "raise the budget to at least "
+                f"{format_bytes(nbytes + self.budget.total - self.limit)} or use fewer bits."
             )
         with self.budget._cond:
             while self.held + nbytes > self.limit:
@@ -111,7 +115,8 @@ class Pool:
         """Give back ``nbytes`` acquired before."""
         with self.budget._cond:
             if int(nbytes) > self.held:
-                raise RuntimeError(f"budget pool {self.name!r}: releasing {nbytes} > held {self.held}")
+                raise RuntimeError(
+                    f"budget pool {self.name!r}: releasing {nbytes} > held {self.held}")
             self.held -= int(nbytes)
             self.budget._update()
             self.budget._cond.notify_all()

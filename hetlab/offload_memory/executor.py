@@ -61,7 +61,8 @@ def write_store(model: Model, bits: int, group_size: int = 128, directory: str |
             store.write(item, tensors)
             if limit is not None and store.nbytes(item) > limit:
                 raise BudgetError(
-                    f"budget: item {item!r} of {model.name} needs {format_bytes(store.nbytes(item))}"
+                    f"budget: item {item!r} of {model.name} needs "
+                    f"{format_bytes(store.nbytes(item))}"
                     f" at bits={bits} but the weights share of the budget is "
                     f"{format_bytes(limit)}; one layer alone must fit: raise the budget or use "
                     "fewer bits."
@@ -284,7 +285,7 @@ class StreamRun:
         try:
             for item in items:
                 s0 = time.perf_counter()
-                got, payload, need = ready.get()
+                _got, payload, need = ready.get()
                 timing[item].stall_s = time.perf_counter() - s0
                 if isinstance(payload, BaseException):
                     raise payload

@@ -24,14 +24,14 @@ def require_gpu() -> Any:
     """cupy, if it imports and sees a GPU; else :class:`BackendUnavailable` saying why."""
     try:
         import cupy
-    except Exception as exc:  # noqa: BLE001 - any import failure means no GPU tier
+    except Exception as exc:
         raise BackendUnavailable(
             f"tier='gpu' needs cupy and an NVIDIA GPU: cupy does not import ({exc}). "
             "Install hetlab[gpu] on a GPU machine, or use tier='disk'."
         ) from exc
     try:
         n = cupy.cuda.runtime.getDeviceCount()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise BackendUnavailable(f"tier='gpu': no CUDA device ({exc}); use tier='disk'.") from exc
     if n < 1:
         raise BackendUnavailable("tier='gpu': no CUDA device; use tier='disk'.")

@@ -110,7 +110,7 @@ class SpillingKV:
             vs.append(arrays["v"])
             st["bytes_read"] += nbytes
         st["read_s"] += time.perf_counter() - t0
-        keys, values = np.concatenate(ks + [tk]), np.concatenate(vs + [tv])
+        keys, values = np.concatenate([*ks, tk]), np.concatenate([*vs, tv])
         del ks, vs
         self.pool.release(read_bytes)
         self._open[layer] = full

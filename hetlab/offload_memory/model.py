@@ -259,12 +259,12 @@ class Model:
         want = 1 if self.kind == "decoder" else (1, 2)
         if (ids.dtype.kind not in "iu" or ids.ndim not in np.atleast_1d(want) or ids.size == 0
                 or ids.min() < 0 or ids.max() >= self.config["vocab"]):
+            rank = "1-D" if self.kind == "decoder" else "1-D or 2-D"
+            seen = (f", range [{ids.min()}, {ids.max()}]"
+                    if ids.size and ids.dtype.kind in "iu" else "")
             raise InvalidInputError(
-                f"forward: tokens must be a non-empty {'1-D' if self.kind == 'decoder' else '1-D or 2-D'}"
-                f" int array of ids in [0, {self.config['vocab']}); got "
-                f"{ids.dtype} of shape {ids.shape}"
-                + (f", range [{ids.min()}, {ids.max()}]" if ids.size and ids.dtype.kind in "iu" else "")
-                + "."
+                f"forward: tokens must be a non-empty {rank} int array of ids in "
+                f"[0, {self.config['vocab']}); got {ids.dtype} of shape {ids.shape}{seen}."
             )
         if self.kind == "decoder":
             return ids.astype(np.int64), None

@@ -263,5 +263,5 @@ class TierFile:
     def __del__(self) -> None:  # files of a forgotten run do not pile up
         try:
             self.close()
-        except Exception:  # noqa: BLE001 - interpreter shutdown
+        except Exception:
             pass
