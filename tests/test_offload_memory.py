@@ -291,3 +291,18 @@ def test_lazy_import():
             "assert hl.offload_memory.stream; print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_benchmark_quick_runs():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, str(root / "benchmarks" / "memory_offload.py"),
+                           "--quick"], cwd=root, env={**os.environ, "PYTHONPATH": str(root)},
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for line in ("file system of", "read bandwidth", "overlapped vs synchronous",
+                 "goal: overlap hides", "W4 vs W8 vs fp16", "break-even budget"):
+        assert line in proc.stdout

@@ -32,8 +32,7 @@ _OPTS = {"nogil": True, "cache": True}
 _GEMM_ROWS = 64
 
 
-@numba.njit(parallel=True, **_OPTS)
-def linear_f32(x, w, out):  # pragma: no cover - compiled
+def _linear_f32(x, w, out):  # pragma: no cover - compiled
     """out (m, n) = x (m, k) @ w (n, k)ᵀ, float32, one sequential dot per output."""
     m, k = x.shape
     n = w.shape[0]
@@ -46,8 +45,7 @@ def linear_f32(x, w, out):  # pragma: no cover - compiled
     return out
 
 
-@numba.njit(parallel=True, **_OPTS)
-def linear_f16(x, w16, table, out):  # pragma: no cover - compiled
+def _linear_f16(x, w16, table, out):  # pragma: no cover - compiled
     """As :func:`linear_f32` with float16 weights given as their uint16 bit patterns."""
     m, k = x.shape
     n = w16.shape[0]
@@ -58,6 +56,36 @@ def linear_f16(x, w16, table, out):  # pragma: no cover - compiled
                 acc += x[t, j] * table[w16[r, j]]
             out[t, r] = acc
     return out
+
+
+def _twice(fn):
+    """The kernel compiled serial and parallel (prange runs as range in the serial one)."""
+    return numba.njit(**_OPTS)(fn), numba.njit(parallel=True, **_OPTS)(fn)
+
+
+#: multiply-adds from which a kernel runs in parallel: below, a parallel region's start (a few
+#: ms when the machine's cores are busy, measured here) costs more than it saves
+PARALLEL_FROM = 1 << 22
+_LIN32 = _twice(_linear_f32)
+_LIN16 = _twice(_linear_f16)
+
+
+def linear_f32(x: np.ndarray, w: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """out (m, n) = x (m, k) @ w (n, k)ᵀ, float32 (serial or parallel by size)."""
+    return _LIN32[x.size * w.shape[0] >= PARALLEL_FROM](x, w, out)
+
+
+def linear_f16(x: np.ndarray, w16: np.ndarray, table: np.ndarray, out: np.ndarray
+               ) -> np.ndarray:
+    """As :func:`linear_f32` with float16 weights as uint16 bit patterns."""
+    return _LIN16[x.size * w16.shape[0] >= PARALLEL_FROM](x, w16, table, out)
+
+
+def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, key_ok: np.ndarray, q_pos0: int,
+              causal: bool) -> np.ndarray:
+    """Softmax attention of one sequence, every head (see :func:`_attention`)."""
+    work = q.size * k.shape[0]
+    return _ATT[work >= PARALLEL_FROM](q, k, v, key_ok, q_pos0, causal)
 
 
 def linear(x: np.ndarray, w: np.ndarray | QuantizedMatrix, b: np.ndarray | None = None
@@ -98,8 +126,7 @@ def _add_bias(out, b):  # pragma: no cover - compiled
             out[t, r] += b[r]
 
 
-@numba.njit(parallel=True, **_OPTS)
-def attention(q, k, v, key_ok, q_pos0, causal):  # pragma: no cover - compiled
+def _attention(q, k, v, key_ok, q_pos0, causal):  # pragma: no cover - compiled
     """Softmax attention of one sequence, every head.
 
     q (n, H, d), k and v (T, H, d) float32; key_ok (T,) bool (padding mask); query i sits at
@@ -187,3 +214,6 @@ def silu_mul(gate, up):  # pragma: no cover - compiled
             gv = gate[t, j]
             out[t, j] = gv / (1.0 + math.exp(-gv)) * up[t, j]
     return out
+
+
+_ATT = _twice(_attention)
