@@ -49,22 +49,23 @@ _document_devices()
 
 
 def __getattr__(name: str):
-    # ipywidgets is imported only when the dashboard is asked for
-    if name == "widgets":
+    # ipywidgets is imported only when the dashboard is asked for; offload_memory on first use
+    if name in ("widgets", "offload_memory"):
         import importlib
 
-        return importlib.import_module(".widgets", __name__)
+        return importlib.import_module(f".{name}", __name__)
     if name in kernel_names():  # a kernel of a family this file does not name
         return _kernel_function(name)
     raise AttributeError(f"module 'hetlab' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(kernel_names()) | {"widgets"})
+    return sorted(set(globals()) | set(kernel_names()) | {"widgets", "offload_memory"})
 
 
 __all__ = [
-    "viz", "widgets", "auto", "explain", "check", "record", "devices", "set_threads", "compare",
+    "viz", "widgets", "offload_memory", "auto", "explain", "check", "record", "devices",
+    "set_threads", "compare",
     "load", "save",
     "available_backends", "backend_names", "kernel_names",
     "fps", "knn", "ball_query", "fps_knn", "voxel_downsample", "make_cloud",

@@ -29,7 +29,7 @@ LAYERS: dict[str, int] = {
     "fpga": 3, "kernels": 3, "sparse": 3, "quant": 3,
     # 4: what runs kernels: measurement, results, sweeps, offload, the learners' checker
     "bench": 4, "results": 4, "sweep": 4, "_sweep_args": 4, "distributed": 4, "recorded": 4,
-    "offload": 4, "check": 4, "auto": 4, "energy": 4,
+    "offload": 4, "check": 4, "auto": 4, "energy": 4, "offload_memory": 4,
     # 5: presentation
     "viz": 5, "widgets": 5, "accessor": 5, "exercises": 5,
     # 6: entry points

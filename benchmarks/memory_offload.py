@@ -1,0 +1,177 @@
+"""Memory offloading (issue 21): overlapped vs synchronous streaming, W4 vs fp16/fp32, the disk.
+
+Run::
+
+    PYTHONPATH=$PWD python benchmarks/memory_offload.py [--quick] [--dir /path/on/the/disk]
+
+What it prints (one run, ratios; figures on a shared machine are noisy):
+
+1. the slow tier: the file system and block device the tier file lives on (``findmnt``,
+   ``/sys/block``), the I/O mode used, and the measured read bandwidth of direct I/O (or its
+   fallback) against the device's rated figure where the device names one;
+2. overlapped (prefetch 1, 2) vs synchronous (prefetch 0) streaming of a decoder with seeded
+   weights at one budget: wall time, reads, compute, stalls, and the fraction of
+   min(read, compute) hidden (the issue's goal: ≥ 80 %);
+3. W4 vs W8 vs fp16 vs fp32 streaming at the same budget: bytes read and wall time;
+4. the cost model: predicted per-pass time (Σ max(read, compute), Σ read + compute) next to the
+   measured one, and the break-even budget of :func:`hetlab.offload_memory.break_even_budget`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from hetlab import offload_memory as om
+from hetlab.offload_memory.tiers import TierFile
+
+
+def _sh(cmd: list[str]) -> str:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"({cmd[0]} failed: {exc})"
+
+
+def describe_disk(directory: str) -> list[str]:
+    """The file system and block device under ``directory``, as the system names them."""
+    fs = _sh(["findmnt", "-n", "-o", "SOURCE,FSTYPE,OPTIONS", "-T", directory])
+    lines = [f"file system of {directory}: {fs or 'unknown'}"]
+    source = fs.split()[0] if fs else ""
+    dev = Path(source).name
+    sys_dev = Path("/sys/block") / dev
+    if sys_dev.exists():
+        facts = {}
+        for key in ("device/vendor", "device/model", "queue/rotational",
+                    "queue/logical_block_size", "queue/max_hw_sectors_kb", "size"):
+            p = sys_dev / key
+            facts[key] = p.read_text().strip() if p.exists() else "—"
+        vendor = {"0x1af4": "Red Hat virtio (a virtual disk: the host's storage is not visible)"}
+        size = f"{int(facts['size']) * 512 / 1e9:.0f} GB" if facts["size"].isdigit() else "—"
+        lines.append(
+            f"block device {dev}: vendor {facts['device/vendor']} "
+            f"{vendor.get(facts['device/vendor'], '')}, model {facts['device/model']}, "
+            f"rotational={facts['queue/rotational']}, logical block "
+            f"{facts['queue/logical_block_size']} B, size {size}")
+        lines.append("rated bandwidth: none published for this device (no model string); the "
+                     "figure below is the only one")
+    lines.append("lsblk: " + " | ".join(_sh(["lsblk", "-d", "-n", "-o",
+                                             "NAME,SIZE,ROTA,MODEL"]).splitlines()))
+    return lines
+
+
+def tier_bandwidth(directory: str, io: str, mb: int, repeats: int = 3) -> tuple[str, float]:
+    """Median GB/s of reading one ``mb`` MB blob with the tier's own reads."""
+    fd, path = tempfile.mkstemp(prefix="hetlab-bw-", dir=directory)
+    os.close(fd)
+    t = TierFile(path, io=io)
+    try:
+        t.write("blob", {"x": np.random.default_rng(0).integers(0, 255, mb * 10**6, np.uint8)})
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            _, nbytes = t.read("blob")
+            times.append(time.perf_counter() - t0)
+        return t.io_mode, nbytes / float(np.median(times)) / 1e9
+    finally:
+        t.close()
+
+
+def run_one(model: om.Model, tokens: np.ndarray, budget: int, prefetch: int, bits: int,
+            store: TierFile, directory: str, repeats: int) -> om.Report:
+    reports = []
+    for _ in range(repeats):
+        with om.stream(model, budget, prefetch=prefetch, bits=bits, store=store,
+                       path=directory) as run:
+            run.forward(tokens)
+            reports.append(run.report)
+    return sorted(reports, key=lambda r: r.wall_s)[len(reports) // 2]  # the median pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="a small model (smoke test)")
+    ap.add_argument("--dir", default=tempfile.gettempdir(), help="where the tier files go")
+    ap.add_argument("--tokens", type=int, default=None, help="tokens per forward (prefill)")
+    args = ap.parse_args(argv)
+    if args.quick:
+        shapes = {"d_model": 256, "n_heads": 4, "d_ff": 688, "n_layers": 4, "vocab": 1000}
+        n_tok, bw_mb, repeats = args.tokens or 8, 32, 1
+    else:
+        shapes = {"d_model": 1024, "n_heads": 16, "d_ff": 2816, "n_layers": 8, "vocab": 8000}
+        n_tok, bw_mb, repeats = args.tokens or 16, 256, 3
+    print("== slow tier ==")
+    for line in describe_disk(args.dir):
+        print(line)
+    for io in ("auto", "buffered"):
+        mode, gbps = tier_bandwidth(args.dir, io, bw_mb)
+        print(f"read bandwidth, {mode:18s}: {gbps:6.2f} GB/s ({bw_mb} MB blob, median of 3)")
+
+    model = om.Model.decoder(**shapes, seed=0)
+    tokens = np.random.default_rng(1).integers(0, shapes["vocab"], n_tok)
+    print(f"\nmodel: {model.name}; {model.label}; {n_tok} tokens per forward (prefill)")
+    stores = {b: om.executor.write_store(model, b, directory=args.dir) for b in (32, 16, 8, 4)}
+    try:
+        for b, s in stores.items():  # warm-up: numba compiles (or loads) every kernel once
+            with om.stream(model, "4GB", prefetch=1, bits=b, store=s, path=args.dir) as run:
+                run.forward(tokens[:2])
+        layer = {b: s.nbytes("L0") for b, s in stores.items()}
+        print("layer bytes: " + ", ".join(f"bits={b}: {n / 1e6:.1f} MB" for b, n in layer.items()))
+        budget = int(3.2 * layer[32])  # room for 3 fp32 layers: prefetch 2 fits, barely
+        kv = budget // 4
+        budget += kv  # the default kv share (a quarter) comes on top
+        print(f"budget: {budget / 1e6:.1f} MB (model at fp32: "
+              f"{sum(stores[32].nbytes(n) for n in stores[32].names()) / 1e6:.0f} MB on disk)")
+
+        print("\n== overlapped vs synchronous (fp32) ==")
+        print(f"{'prefetch':>8} {'wall ms':>8} {'read ms':>8} {'compute':>8} {'stall':>7} "
+              f"{'hidden':>7} {'speedup':>8} {'io':>18}")
+        base = None
+        results = {}
+        for p in (0, 1, 2):
+            r = run_one(model, tokens, budget, p, 32, stores[32], args.dir, repeats)
+            results[p] = r
+            base = base or r.wall_s
+            hidden = "—" if p == 0 else f"{r.hidden_fraction:.0%}"
+            print(f"{p:>8} {r.wall_s * 1e3:8.1f} {r.read_s * 1e3:8.1f} {r.compute_s * 1e3:8.1f} "
+                  f"{r.stall_s * 1e3:7.1f} {hidden:>7} {base / r.wall_s:7.2f}x {r.io_mode:>18}")
+        best = max(results[1].hidden_fraction, results[2].hidden_fraction)
+        print(f"goal: overlap hides >= 80% of min(read, compute): best {best:.0%} "
+              f"({'met' if best >= 0.8 else 'NOT met'})")
+
+        print("\n== W4 vs W8 vs fp16 vs fp32 at the same budget (prefetch 2) ==")
+        print(f"{'bits':>5} {'MB read':>8} {'wall ms':>8} {'read ms':>8} {'compute':>8} "
+              f"{'hidden':>7} {'vs fp16':>8}")
+        per_bits = {b: run_one(model, tokens, budget, 2, b, stores[b], args.dir, repeats)
+                    for b in (32, 16, 8, 4)}
+        for b, r in per_bits.items():
+            print(f"{b:>5} {r.bytes_read / 1e6:8.1f} {r.wall_s * 1e3:8.1f} {r.read_s * 1e3:8.1f} "
+                  f"{r.compute_s * 1e3:8.1f} {r.hidden_fraction:7.0%} "
+                  f"{per_bits[16].wall_s / r.wall_s:7.2f}x")
+
+        print("\n== cost model ==")
+        for p, r in results.items():
+            a = om.predict(r).attrs
+            print(f"prefetch {p}: measured {a['measured_s'] * 1e3:.1f} ms; predicted overlapped "
+                  f"{a['predicted_overlap_s'] * 1e3:.1f} ms, synchronous "
+                  f"{a['predicted_serial_s'] * 1e3:.1f} ms")
+        df = om.predict(results[2])
+        lay = df.loc[[i for i in df.index if i.startswith("L")]]
+        r_med, c_med = float(lay["read_s"].median()), float(lay["compute_s"].median())
+        be = om.break_even_budget(layer[32], shapes["n_layers"], r_med, c_med)
+        print(f"per layer (median): read {r_med * 1e3:.1f} ms, compute {c_med * 1e3:.1f} ms; "
+              f"break-even budget {be / 1e6:.0f} MB (below it a pass is read-bound)")
+    finally:
+        for s in stores.values():
+            s.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

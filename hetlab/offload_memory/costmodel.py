@@ -1,0 +1,83 @@
+"""When streaming pays: predicted time per layer, and the budget below which reads dominate.
+
+Per item, with read time ``r`` and compute time ``c``:
+
+* overlapped (prefetch ≥ 1 and room for two items in the budget): ``max(r, c)``;
+* synchronous (prefetch 0, or a budget that holds one item only): ``r + c``.
+
+:func:`predict` puts these next to the executor's measured step times (from one item's end of
+compute to the next), from a :class:`~.report.Report`. :func:`break_even_budget` answers the
+planning question: if a budget can also keep ``k`` layers resident between forward passes (the
+placement FlexGen-style systems choose; *this executor streams every layer on every pass*), a
+pass of ``L`` layers takes about ``max(L·c, (L−k)·r)``; it is read-bound — streaming dominates —
+while ``(L−k)·r > L·c``, i.e. below ``(k* + 2)`` layers of budget with ``k* = ⌈L(1 − c/r)⌉``
+(two items of room for the prefetch pipeline). With ``r ≤ c`` overlap alone hides the reads and
+the break-even budget is two layers.
+
+>>> break_even_budget(layer_bytes=100, n_layers=10, read_s=2.0, compute_s=1.0)
+700
+>>> break_even_budget(layer_bytes=100, n_layers=10, read_s=0.5, compute_s=1.0)
+200
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..errors import InvalidInputError
+from .report import Report
+
+__all__ = ["predict", "layer_time", "break_even_budget"]
+
+
+def layer_time(read_s: float, compute_s: float, overlap: bool) -> float:
+    """Predicted seconds of one item: ``max(r, c)`` overlapped, ``r + c`` synchronous."""
+    return max(read_s, compute_s) if overlap else read_s + compute_s
+
+
+def predict(report: Report) -> Any:
+    """Per item: measured read and compute, predicted step time with and without overlap, and
+    the measured step time (end of this item's compute − end of the previous one's).
+
+    Returns a pandas DataFrame indexed by item; ``attrs`` holds the totals.
+    """
+    import pandas as pd
+
+    if not isinstance(report, Report):
+        raise InvalidInputError(f"predict: report must be a run's Report; got "
+                                f"{type(report).__name__}.")
+    rows, prev = [], 0.0
+    for t in report.items:
+        r = t.read_s if t.bytes_read else 0.0
+        c = t.compute_end - t.compute_start
+        rows.append({"item": t.item, "read_s": r, "compute_s": c,
+                     "predicted_overlap_s": layer_time(r, c, True),
+                     "predicted_serial_s": layer_time(r, c, False),
+                     "measured_s": t.compute_end - prev})
+        prev = t.compute_end
+    df = pd.DataFrame(rows).set_index("item")
+    df.attrs.update({"predicted_overlap_s": float(df["predicted_overlap_s"].sum()),
+                     "predicted_serial_s": float(df["predicted_serial_s"].sum()),
+                     "measured_s": float(report.wall_s)})
+    return df
+
+
+def break_even_budget(layer_bytes: int, n_layers: int, read_s: float, compute_s: float) -> int:
+    """Budget (bytes) below which a pass is read-bound (see the module docstring).
+
+    Parameters
+    ----------
+    layer_bytes : int
+        Bytes of one layer at the streamed width.
+    n_layers : int
+    read_s, compute_s : float
+        Seconds to read and to compute one layer (e.g. medians of a report's items).
+    """
+    if layer_bytes <= 0 or n_layers <= 0 or read_s < 0 or compute_s <= 0:
+        raise InvalidInputError(
+            f"break_even_budget: layer_bytes and n_layers must be > 0, read_s >= 0 and "
+            f"compute_s > 0; got {layer_bytes}, {n_layers}, {read_s}, {compute_s}."
+        )
+    k = 0 if read_s <= compute_s else min(n_layers, math.ceil(n_layers * (1 - compute_s / read_s)))
+    return int((k + 2) * layer_bytes)

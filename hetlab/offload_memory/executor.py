@@ -1,0 +1,379 @@
+"""The layer-streaming executor: ``stream(model, budget=…, prefetch=…, bits=…)``.
+
+The model is written once to a file on the slow tier (:class:`~.tiers.TierFile`, read with
+direct I/O). A forward pass then reads each item (the embedding rows of the tokens, each
+layer, the final norm) into a fresh page-aligned buffer, computes it, and frees it. With
+``prefetch=p ≥ 1`` a reader thread reads up to ``p`` items ahead while the main thread computes
+(both release the GIL: ``preadv`` and the numba kernels); with ``prefetch=0`` reading and
+computing alternate on one thread (synchronous). Every buffer is accounted in the budget before
+it is allocated: the reader waits for the budget (``budget_wait_s``) when the next layers do
+not fit yet, so a tight budget lowers the effective prefetch depth, and an item that can never
+fit raises :class:`~.budget.BudgetError` when the run is built.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+import queue
+import shutil
+import tempfile
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+from ..errors import BackendUnavailable, InvalidInputError
+from .budget import Budget, BudgetError, format_bytes, parse_budget
+from .kvcache import SpillingKV
+from .model import Model, check_bits, from_blob, to_blob
+from .report import ItemTiming, Report
+from .tiers import TierFile, round_up
+
+__all__ = ["stream", "StreamRun", "TIERS", "write_store"]
+
+#: slow tiers: a file on disk; host memory copied to a GPU (needs cupy and a GPU)
+TIERS = ("disk", "gpu")
+
+
+def write_store(model: Model, bits: int, group_size: int = 128, directory: str | None = None,
+                io: str = "auto", limit: int | None = None) -> TierFile:
+    """Write ``model`` in the ``bits`` format to a new file on the slow tier.
+
+    The embedding table goes to blob ``"embed.tok"`` (read by rows), the encoder's other
+    embedding tables to ``"embed.misc"``, each layer to ``"L{i}"``, the final norm to
+    ``"final"``. If ``limit`` is given, an item whose buffer exceeds it raises
+    :class:`BudgetError` as soon as it is met.
+    """
+    d = directory or tempfile.gettempdir()
+    fd, path = tempfile.mkstemp(prefix=f"hetlab-offload-w{bits}-", suffix=".bin", dir=d)
+    os.close(fd)
+    store = TierFile(path, io=io)
+    try:
+        for item in model.items:
+            tensors = to_blob(model.tensors(item, bits, group_size))
+            if item == "embed":
+                store.write("embed.tok", {"tok": tensors.pop("tok")})
+                if tensors:
+                    store.write("embed.misc", tensors)
+                continue
+            store.write(item, tensors)
+            if limit is not None and store.nbytes(item) > limit:
+                raise BudgetError(
+                    f"budget: item {item!r} of {model.name} needs "
+                    f"{format_bytes(store.nbytes(item))}"
+                    f" at bits={bits} but the weights share of the budget is "
+                    f"{format_bytes(limit)}; one layer alone must fit: raise the budget or use "
+                    "fewer bits."
+                )
+    except BaseException:
+        store.close()
+        raise
+    store.bits, store.group_size = bits, group_size  # type: ignore[attr-defined]
+    return store
+
+
+def _check_int(name: str, value: Any, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise InvalidInputError(f"stream: {name} must be an int >= {low}; got {value!r}.")
+    return int(value)
+
+
+class StreamRun:
+    """A model bound to a budget and a slow tier; build it with :func:`stream`.
+
+    Attributes
+    ----------
+    report : Report
+        The last forward pass.
+    reports : list of Report
+        Every forward pass of this run.
+    io_mode : str
+        ``"direct"``, ``"buffered+dontneed"`` or ``"buffered"``.
+    budget : Budget
+        The accountant (``budget.peak`` ≤ ``budget.total``, always).
+    """
+
+    def __init__(self, model: Model, budget: Any, tier: str, prefetch: int, bits: int, *,
+                 kv_budget: Any = None, group_size: int = 128, io: str = "auto",
+                 path: str | None = None, kv_block: int = 16,
+                 store: TierFile | None = None) -> None:
+        if not isinstance(model, Model):
+            raise InvalidInputError(
+                f"stream: model must be a hetlab.offload_memory.Model (Model.decoder(...) or "
+                f"Model.from_minilm()); got {type(model).__name__}."
+            )
+        total = parse_budget(budget)
+        if tier not in TIERS:
+            raise InvalidInputError(f"stream: tier must be one of {TIERS}; got {tier!r}.")
+        self.prefetch = _check_int("prefetch", prefetch, 0)
+        self.bits = check_bits(bits)
+        kv = (total // 4 if model.kind == "decoder" else 0) if kv_budget is None else (
+            parse_budget(kv_budget, "kv_budget"))
+        if kv >= total:
+            raise InvalidInputError(
+                f"stream: kv_budget ({format_bytes(kv)}) must be smaller than budget "
+                f"({format_bytes(total)}): the rest holds the layers."
+            )
+        if tier == "gpu":
+            from .gpu import require_gpu
+
+            require_gpu()  # BackendUnavailable with the reason when there is none
+            raise BackendUnavailable(
+                "stream(tier='gpu'): the copy engine (hetlab.offload_memory.gpu) is written, but "
+                "the layers' GPU compute is not; use tier='disk'."
+            )
+        self.model, self.tier, self.group_size = model, tier, int(group_size)
+        self.budget = Budget(total, {"weights": total - kv, "kv": kv})
+        self._weights = self.budget.pool("weights")
+        self._own_dir = None
+        if store is None:
+            directory = path
+            if directory is None:
+                directory = self._own_dir = tempfile.mkdtemp(prefix="hetlab-offload-")
+            store = write_store(model, self.bits, self.group_size, directory, io,
+                                limit=self._weights.limit)
+            self._own_store = True
+        else:
+            self._own_store = False
+            if (getattr(store, "bits", None), getattr(store, "group_size", None)) != (
+                    self.bits, self.group_size):
+                raise InvalidInputError(
+                    f"stream: store holds bits={getattr(store, 'bits', None)}, group_size="
+                    f"{getattr(store, 'group_size', None)}; this run asks for bits={self.bits}, "
+                    f"group_size={self.group_size}. Pass a store written at these."
+                )
+            too_big = [n for n in store.names() if not n.startswith(("embed.tok", "kv."))
+                       and store.nbytes(n) > self._weights.limit]
+            if too_big:
+                raise BudgetError(
+                    f"budget: item {too_big[0]!r} needs {format_bytes(store.nbytes(too_big[0]))} "
+                    f"but the weights share is {format_bytes(self._weights.limit)}; raise the "
+                    "budget or use fewer bits."
+                )
+        self.store = store
+        self.kv: SpillingKV | None = None
+        if model.kind == "decoder":
+            kv_dir = path or self._own_dir or os.path.dirname(store.path)
+            fd, kv_path = tempfile.mkstemp(prefix="hetlab-offload-kv-", dir=kv_dir)
+            os.close(fd)
+            self.kv = SpillingKV(TierFile(kv_path, io=io), self.budget.pool("kv"),
+                                 model.n_layers, _check_int("kv_block", kv_block, 1))
+        self.reports: list[Report] = []
+
+    @property
+    def io_mode(self) -> str:
+        return self.store.io_mode
+
+    @property
+    def report(self) -> Report:
+        if not self.reports:
+            raise InvalidInputError("run.report: no forward pass yet; call run.forward(tokens).")
+        return self.reports[-1]
+
+    # --- reading one item ------------------------------------------------------------------
+
+    def _need(self, item: str, ids: np.ndarray) -> int:
+        """Bytes a read of ``item`` holds (accounted before it is read)."""
+        if item != "embed":
+            return self.store.nbytes(item)
+        d = int(self.model.config["d_model"])
+        misc = self.store.nbytes("embed.misc") if "embed.misc" in self.store.names() else 0
+        rows = self.store.rows_nbytes("embed.tok", "tok", ids)
+        return rows + round_up(ids.size * d * 4) + misc
+
+    def _load(self, item: str, ids: np.ndarray) -> tuple[Any, int]:
+        if item != "embed":
+            arrays, nbytes = self.store.read(item)
+            return from_blob(arrays), nbytes
+        rows, nbytes = self.store.read_rows("embed.tok", "tok", ids)
+        misc: dict[str, Any] = {}
+        if "embed.misc" in self.store.names():
+            misc, more = self.store.read("embed.misc")
+            nbytes += more
+        return (rows, misc), nbytes
+
+    # --- the forward pass ------------------------------------------------------------------
+
+    def forward(self, tokens: Any, mask: Any = None) -> np.ndarray:
+        """Stream the model over ``tokens``; same output as ``model.forward`` (in memory).
+
+        Decoder: a 1-D array of token ids, appended to the run's KV cache (call again to
+        decode further; :meth:`reset` starts a new sequence); returns (n, d_model) float32.
+        Encoder: (batch, length) ids (with ``mask``) or a list of sentences; returns
+        (batch, length, d_model) float32.
+        """
+        ids, m = self.model.prepare(tokens, mask)
+        flat = ids.reshape(-1)
+        timing = {item: ItemTiming(item) for item in self.model.items}
+        t0 = time.perf_counter()
+        peak0 = self.budget.peak
+        x: Any = None
+        if self.prefetch == 0:
+            for item in self.model.items:
+                need = self._need(item, flat)
+                self._weights.acquire(need, what=f"item {item!r}")
+                try:
+                    tm = timing[item]
+                    tm.read_start = time.perf_counter() - t0
+                    payload, tm.bytes_read = self._load(item, flat)
+                    tm.read_end = time.perf_counter() - t0
+                    x = self._compute(item, payload, x, ids, m, tm, t0)
+                    del payload
+                finally:
+                    self._weights.release(need)
+        else:
+            x = self._pipelined(ids, m, flat, timing, t0)
+        wall = time.perf_counter() - t0
+        self.reports.append(Report(self.io_mode, self.tier, self.prefetch, self.bits,
+                                   self.budget.total, max(self.budget.peak, peak0), wall,
+                                   self.model.name, list(timing.values())))
+        return x
+
+    def _compute(self, item: str, payload: Any, x: Any, ids: np.ndarray, m: Any,
+                 tm: ItemTiming, t0: float) -> Any:
+        tm.compute_start = time.perf_counter() - t0
+        if item == "embed":
+            rows, misc = payload
+            x = self.model.embed(rows, misc, ids.shape)
+        elif item == "final":
+            x = self.model.finish(x, payload)
+        else:
+            x = self.model.block(x, int(item[1:]), payload, self.kv, m)
+            if self.kv is not None:
+                st = self.kv.take_stats().get(int(item[1:]), {})
+                tm.kv_bytes_read = int(st.get("bytes_read", 0))
+                tm.kv_read_s = float(st.get("read_s", 0.0))
+                tm.kv_bytes_written = int(st.get("bytes_written", 0))
+                tm.kv_write_s = float(st.get("write_s", 0.0))
+        tm.compute_end = time.perf_counter() - t0
+        return x
+
+    def _pipelined(self, ids: np.ndarray, m: Any, flat: np.ndarray,
+                   timing: dict[str, ItemTiming], t0: float) -> Any:
+        items = self.model.items
+        ready: queue.Queue[Any] = queue.Queue()
+        slots = threading.Semaphore(self.prefetch + 1)  # the item computed + p read ahead
+        stop = threading.Event()
+
+        def reader() -> None:
+            for item in items:
+                slots.acquire()
+                if stop.is_set():
+                    return
+                tm = timing[item]
+                try:
+                    need = self._need(item, flat)
+                    w0 = time.perf_counter()
+                    self._weights.acquire(need, block=True, what=f"item {item!r}")
+                    tm.budget_wait_s = time.perf_counter() - w0
+                    if stop.is_set():
+                        self._weights.release(need)
+                        return
+                    tm.read_start = time.perf_counter() - t0
+                    payload, tm.bytes_read = self._load(item, flat)
+                    tm.read_end = time.perf_counter() - t0
+                except BaseException as exc:  # handed to the main thread, raised there
+                    ready.put((item, exc, 0))
+                    return
+                ready.put((item, payload, need))
+
+        thread = threading.Thread(target=reader, name="hetlab-offload-reader", daemon=True)
+        thread.start()
+        x: Any = None
+        try:
+            for item in items:
+                s0 = time.perf_counter()
+                _got, payload, need = ready.get()
+                timing[item].stall_s = time.perf_counter() - s0
+                if isinstance(payload, BaseException):
+                    raise payload
+                try:
+                    x = self._compute(item, payload, x, ids, m, timing[item], t0)
+                finally:
+                    del payload
+                    self._weights.release(need)
+                    slots.release()
+        finally:
+            stop.set()
+            for _ in items:
+                slots.release()
+            thread.join()
+            while not ready.empty():  # items read ahead of an error
+                _, payload, need = ready.get()
+                del payload
+                self._weights.release(need)
+        return x
+
+    def reset(self) -> None:
+        """Start a new sequence (the decoder's KV cache is emptied)."""
+        if self.kv is not None:
+            self.kv.reset()
+
+    def close(self) -> None:
+        """Delete the run's files."""
+        if self.kv is not None:
+            self.kv.tier.close()
+        if self._own_store:
+            self.store.close()
+        if self._own_dir:
+            shutil.rmtree(self._own_dir, ignore_errors=True)
+
+    def __enter__(self) -> StreamRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def stream(model: Model, budget: Any = "256MB", tier: str = "disk", prefetch: int = 2,
+           bits: int = 32, *, kv_budget: Any = None, group_size: int = 128, io: str = "auto",
+           path: str | None = None, kv_block: int = 16, store: TierFile | None = None
+           ) -> StreamRun:
+    """Run ``model`` within a fast-memory ``budget``, streaming it from a slower ``tier``.
+
+    Parameters
+    ----------
+    model : Model
+        :meth:`Model.decoder` (seeded weights) or :meth:`Model.from_minilm`.
+    budget : int or str
+        Bytes of weights and KV cache the run may hold at once: ``"256MB"``, ``"1.5GiB"``,
+        ``4096``. One item (a layer, at ``bits``) must fit in ``budget − kv_budget``.
+    tier : {"disk", "gpu"}
+        ``"disk"``: a file read with direct I/O (see :mod:`.tiers`). ``"gpu"`` raises
+        :class:`~hetlab.BackendUnavailable` (no GPU here, or the GPU compute not written).
+    prefetch : int
+        Items read ahead of the one computed (0: synchronous).
+    bits : {32, 16, 8, 4}
+        Format of the linear weights on the tier: float32, float16, W8, W4 (group-wise).
+    kv_budget : int or str, optional
+        The KV cache's share of ``budget`` (decoder; default a quarter). Half of it holds
+        recent tokens, the rest the keys/values read back for one layer's attention.
+    group_size : int
+        Group size of the W8/W4 formats.
+    io : {"auto", "direct", "buffered"}
+        ``"buffered"`` forces the fallback (buffered reads + POSIX_FADV_DONTNEED).
+    path : str, optional
+        Directory of the tier files (default: a new temporary directory).
+    kv_block : int
+        Tokens per spilled KV block.
+    store : TierFile, optional
+        A model file written by an earlier run (``run.store``) at the same ``bits``.
+
+    Returns
+    -------
+    StreamRun
+        ``run.forward(tokens)``, ``run.report``, ``run.io_mode``; ``run.close()`` deletes its files.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m = Model.decoder(d_model=64, n_heads=4, d_ff=128, n_layers=3, vocab=50)
+    >>> with stream(m, budget="1MB", prefetch=1) as run:
+    ...     y = run.forward(np.array([1, 2, 3]))
+    ...     bool(np.array_equal(y, m.forward(np.array([1, 2, 3])))), run.budget.peak <= 10**6
+    (True, True)
+    """
+    return StreamRun(model, budget, tier, prefetch, bits, kv_budget=kv_budget,
+                     group_size=group_size, io=io, path=path, kv_block=kv_block, store=store)
