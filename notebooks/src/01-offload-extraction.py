@@ -39,7 +39,9 @@ print("CUDA variants run", "in the simulator" if os.environ.get("NUMBA_ENABLE_CU
 #    *parallel*, *reduction* (parallel once a scalar like `s += …` is combined per thread),
 #    *sequential* (with the dependence that forbids it) or *unsupported*.
 # 2. **transform** — write the variant's source: `range` → `prange` under
-#    `@njit(parallel=True)` for the CPU, or one `numba.cuda` kernel per chosen nest for the GPU.
+#    `@njit(parallel=True)` for the CPU, or one `numba.cuda` kernel per chosen nest for the GPU;
+#    nests that compute a library routine can become one call (a *function block*), and loops
+#    are reordered for the memory (*interchange*) before they run in parallel.
 # 3. **search** — one gene per parallelizable loop (1 = offload it); a GA measures candidates,
 #    fitness = serial-`njit` time / candidate time, and a wrong result scores 0.
 # 4. **verify** — every candidate is checked against the original function, and so is the
@@ -152,6 +154,171 @@ block_variant.compile()(A, B, out)
 print("block variant equal to the original:", np.allclose(out, expected))
 
 # %% [markdown]
+# ### A block in code that does not look like a matmul
+#
+# Few people write `C[i, j] += A[i, k] * B[k, j]` in real code. Here is the scaled product
+# `C = β·C + α·A·Bᵀ` the way it often arrives: the shape unpacked into a tuple, `range(0, n)`,
+# β applied first, α in the middle of the product, `B` stored transposed (`Bt[j, k]`), and a
+# running sum `tmp = tmp + …` written back at the end. The analysis reads each nest as tensor
+# statements (index sets, bounds, accesses, scalar factors, a prior scaling of the output) and
+# matches their *shape* against a catalogue of library routines, so the spelling does not matter
+# (docs/offload.md, "Contraction recognition"):
+
+# %%
+def scaled_product(alpha, beta, C, A, Bt):
+    n, m = C.shape
+    for i in range(0, n):
+        for j in range(0, m):
+            C[i, j] = beta * C[i, j]
+            tmp = 0.0
+            for k in range(0, A.shape[1]):
+                tmp = tmp + A[i, k] * alpha * Bt[j, k]
+            C[i, j] = C[i, j] + tmp
+
+
+sp_report = offload.analyze(scaled_product)
+print(sp_report)
+print()
+for block in sp_report.blocks:
+    print(f"B{block.index + 1}: {block.pattern} at {block.nest}")
+
+# %% [markdown]
+# The emitted code: the whole nest becomes the β scaling and one `@` with α outside it and
+# `.T` on the transposed operand (BLAS GEMM), inside the same `njit` function:
+
+# %%
+sp_block = offload.transform(sp_report, [], blocks=["B1"])
+sp_loops = offload.transform(sp_report, [])               # the serial njit of the loops
+print(sp_block.source)
+
+# %% [markdown]
+# Verified like every candidate: against the original Python on small non-square shapes (so a
+# swapped index would show), and against NumPy's own formula.
+
+# %%
+rng = np.random.default_rng(7)
+small = (1.5, 0.5, rng.random((20, 16)), rng.random((20, 12)), rng.random((16, 12)))
+want = [a.copy() if isinstance(a, np.ndarray) else a for a in small]
+got = [a.copy() if isinstance(a, np.ndarray) else a for a in small]
+scaled_product(*want)
+fast_sp = sp_block.compile()
+fast_sp(*got)
+print("block equal to the original loops:", np.allclose(got[2], want[2]))
+print("equal to beta*C + alpha*A@Bt.T:   ",
+      np.allclose(got[2], 0.5 * small[2] + 1.5 * small[3] @ small[4].T))
+
+# %% [markdown]
+# Loops against the block, both compiled by numba, on the same 256 × 256 inputs (fresh copies
+# per call, median of 5 after a warm-up call): the loops run serially, the block's `@` on the
+# BLAS's own threads — and once more with the BLAS held to one thread, because on a machine
+# whose cores are busy with other work the BLAS's threads wait for each other (more on that in
+# "A plan among other work" below). The figures are measured live on the machine named in the
+# first line, so they differ from run to run and machine to machine; `offload.search` keeps a
+# block only when it measures faster than the loops.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+import copy  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from hetlab.machine import cpu_model  # noqa: E402
+
+
+def median_time(fn, args, repeats=5):
+    """Median wall time (s) of fn on fresh copies of args, after one warm-up call."""
+    fn(*copy.deepcopy(args))
+    times = []
+    for _ in range(repeats):
+        work = copy.deepcopy(args)
+        t0 = time.perf_counter()
+        fn(*work)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def machine():
+    """One line naming the machine the figures below were measured on."""
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return (f"{cpu_model()}, {os.cpu_count()} logical cores, load average {load:.2f} "
+            f"(other work on the machine slows every figure)")
+
+
+n = 256
+sp_args = (1.5, 0.5, rng.random((n, n)), rng.random((n, n)), rng.random((n, n)))
+t_loops = median_time(sp_loops.compile(), sp_args)
+t_block = median_time(fast_sp, sp_args)
+with threadpool_limits(limits=1, user_api="blas"):
+    t_block1 = median_time(fast_sp, sp_args)
+print("machine:", machine())
+print(f"n = {n}: loops (serial njit) {t_loops * 1e3:.2f} ms | block {t_block * 1e3:.2f} ms "
+      f"({t_loops / t_block:.1f}× the loops' speed) | block with the BLAS on one thread "
+      f"{t_block1 * 1e3:.2f} ms ({t_loops / t_block1:.1f}×)")
+
+# %% [markdown]
+# ### Loop interchange: walk memory in the order it is stored
+#
+# NumPy arrays are row-major (C order): `X[r, c]` and `X[r, c + 1]` are neighbours in memory,
+# `X[r, c]` and `X[r + 1, c]` a whole row apart. A scientist standardizing the columns of a
+# data matrix naturally writes the column loop outside — so the inner loop jumps a row at every
+# step. No dependence ties the two loops, so the analysis swaps them (a *fixed pass*: it helps
+# every schedule, so it is not a gene of the search) and says so in the report's `transform`
+# line:
+
+# %%
+def standardize(X, mu, sd, Z):
+    rows = X.shape[0]
+    cols = X.shape[1]
+    for c in range(cols):
+        for r in range(rows):
+            Z[r, c] = (X[r, c] - mu[c]) / sd[c]
+
+
+st_report = offload.analyze(standardize)
+print(st_report)
+print()
+for line in st_report.transforms.lines():
+    print("transform", line)
+
+# %% [markdown]
+# The serial `njit` with the fixed passes — the search measures it as a candidate of its own,
+# beside the function as written — has the `r` loop outside and the comment saying why:
+
+# %%
+from hetlab.offload.targets.registry import get_target  # noqa: E402
+
+numba_target = get_target("numba")
+as_written = numba_target.generate(st_report, (), transforms=False)
+interchanged = numba_target.generate(st_report, (), transforms=True)
+print(interchanged.source)
+
+X = rng.random((30, 20))
+st_args = (X, X.mean(axis=0), X.std(axis=0), np.zeros((30, 20)))
+z_ref, z_new = np.zeros((30, 20)), np.zeros((30, 20))
+standardize(*st_args[:3], z_ref)
+fast_written, fast_swapped = as_written.compile(), interchanged.compile()
+fast_swapped(*st_args[:3], z_new)
+print("interchanged equal to the original:", np.allclose(z_new, z_ref))
+
+# %% [markdown]
+# The effect on time, serial both (one thread: only the memory order differs), on a
+# 1500 × 1500 matrix — 18 MB, larger than the caches, so the order in which memory is walked
+# shows:
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+X = rng.random((1500, 1500))
+st_args = (X, X.mean(axis=0), X.std(axis=0), np.empty_like(X))
+t_written = median_time(fast_written, st_args)
+t_swapped = median_time(fast_swapped, st_args)
+print("machine:", machine())
+print(f"column loop outside (as written) {t_written * 1e3:.1f} ms, interchanged "
+      f"{t_swapped * 1e3:.1f} ms → {t_written / t_swapped:.1f}× the speed")
+del X, st_args
+
+# %% [markdown]
 # ## 3 · Search
 #
 # Which loops pay off depends on the machine: an outer `prange` spreads the most work per
@@ -236,6 +403,45 @@ print("himeno: p equal:", np.allclose(fast_args[0], ref_args[0], rtol=1e-5, atol
       "| gosa equal:", np.isclose(gosa_fast, gosa_ref, rtol=1e-5))
 
 # %% [markdown]
+# ### A plan among other work: the BLAS threads
+#
+# A program calls a plan between other NumPy calls, and NumPy's BLAS (OpenBLAS here) keeps its
+# worker threads spinning for a while after a multi-threaded call such as `a @ b` or
+# `np.linalg.norm`; on a machine with few cores they compete with the plan's numba threads. So
+# the search's confirmation also times the chosen plan the way a program calls it — each call
+# right after such BLAS work, on fresh inputs — as `plan.among_work_s`, beside the quiet
+# `plan.time_s`, and once more with the BLAS held to one thread (`plan.among_work_blas1_s`).
+# The remedy is `threadpoolctl.threadpool_limits(limits=1, user_api="blas")` around the loop
+# that calls the plan (or `OPENBLAS_NUM_THREADS=1` before NumPy is imported); it costs the
+# BLAS calls their own parallelism, usually the better trade on a couple of cores when the plan
+# does most of the work. The figures of the two searches above, measured live (a plan that kept
+# serial `njit` has no numba threads to disturb):
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+print("machine:", machine())
+for name, plan in (("matmul", mm_plan), ("himeno", him_plan)):
+    print(f"{name:6s} plan {', '.join(plan.loops) or 'serial'} on "
+          f"{plan.thread_choice or 1} thread(s): alone {plan.time_s * 1e3:.3g} ms | "
+          f"among BLAS work {plan.among_work_s * 1e3:.3g} ms "
+          f"({plan.among_work_s / plan.time_s:.2f}× alone) | the same with the BLAS on one "
+          f"thread {plan.among_work_blas1_s * 1e3:.3g} ms | serial njit among BLAS work "
+          f"{plan.serial_among_work_s * 1e3:.3g} ms")
+    print(f"{'':6s} load during the search: {plan.load.describe()}")
+
+# %% [markdown]
+# In your own program: hold the BLAS to one thread around the loop that calls the plan
+# (threadpoolctl comes with hetlab).
+
+# %%
+p, a, wrk, omega, nn = EXAMPLES["himeno"].make_args(24, seed=2)
+with threadpool_limits(limits=1, user_api="blas"):
+    for _ in range(3):
+        scale = np.linalg.norm(p)                 # the program's other NumPy/BLAS work
+        gosa = fast_himeno(p, a, wrk, omega, nn)  # the plan, on its own threads
+print("3 steps with the BLAS on one thread; residual finite:", bool(np.isfinite(gosa)))
+
+# %% [markdown]
 # ## The GPU variant: fewer host↔device copies
 #
 # A GPU kernel needs its arrays in device memory. Copying them around every launch is simple and
@@ -310,9 +516,14 @@ print(kernel[kernel.index('extern "C"'):])   # after the header and the helper f
 # ## What the analysis cannot do (yet)
 #
 # It is conservative: when unsure, sequential. Floyd–Warshall's `i`, `j` loops are parallel in
-# truth but stay sequential; array-element reductions (`y[i] += …` inside a `j` loop) and
-# indirect writes (`hist[b] += 1`) too on the CPU — the GPU runs those with atomics; a `while`
-# loop or an unknown call makes its loops *unsupported*. FPGA times are modeled only.
+# truth but stay sequential. Array-element reductions (`y[j] += …` inside an `i` loop) and
+# indirect writes (`hist[b] += 1`) stay *sequential* in the verdicts; on the CPU the report's
+# `transform` line offers them privatized (one copy of the array per thread, summed after),
+# on the GPU they run with atomics. A `while` loop or an unknown call makes its loops
+# *unsupported*. Contraction recognition matches whole nests only when every statement fits
+# the catalogue (or is a fused elementwise epilogue), and triangular bounds are handled exactly
+# or left as loops; loops are interchanged and collapsed but not tiled. FPGA times are modeled
+# only.
 # On the shell: `hetlab offload path/to/file.py:function --targets numba,cupy,fpga`.
 #
 # ## Exercises
