@@ -140,9 +140,9 @@ for v in (variant, gpu_variant):
 
 # %% [markdown]
 # Before offloading loops, the papers replace whole *function blocks* by a library call: this
-# matmul nest is exactly `C = A @ B`, which BLAS does far better than any loop. `analyze` finds
-# such blocks (conservatively: exact affine forms over full ranges) and `transform(...,
-# blocks=[...])` swaps the nest for the call:
+# matmul nest is exactly `C = A @ B`, which a BLAS usually computes far faster than a loop.
+# `analyze` finds such blocks by the shape of the computation, conservatively (when unsure: no
+# block), and `transform(..., blocks=[...])` swaps the nest for the call:
 
 # %%
 mm_report = offload.analyze(matmul)
