@@ -161,7 +161,7 @@ print("block variant equal to the original:", np.allclose(out, expected))
 # β applied first, α in the middle of the product, `B` stored transposed (`Bt[j, k]`), and a
 # running sum `tmp = tmp + …` written back at the end. The analysis reads each nest as tensor
 # statements (index sets, bounds, accesses, scalar factors, a prior scaling of the output) and
-# matches their *shape* against a catalogue of library routines, so the spelling does not matter
+# matches their *shape* against a catalogue of library routines, so none of this spelling matters
 # (docs/offload.md, "Contraction recognition"):
 
 # %%
@@ -304,8 +304,9 @@ print("interchanged equal to the original:", np.allclose(z_new, z_ref))
 
 # %% [markdown]
 # The effect on time, serial both (one thread: only the memory order differs), on a
-# 1500 × 1500 matrix — 18 MB, larger than the caches, so the order in which memory is walked
-# shows:
+# 1500 × 1500 matrix (18 MB per array, more than a core's private caches hold): as written,
+# each step of the inner loop lands 12 kB further in memory, on a new cache line; interchanged,
+# eight consecutive steps share one 64-byte cache line:
 
 # %%
 # NBVAL_IGNORE_OUTPUT
