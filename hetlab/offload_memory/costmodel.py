@@ -6,13 +6,20 @@ Per item, with read time ``r`` and compute time ``c``:
 * synchronous (prefetch 0, or a budget that holds one item only): ``r + c``.
 
 :func:`predict` puts these next to the executor's measured step times (from one item's end of
-compute to the next), from a :class:`~.report.Report`. :func:`break_even_budget` answers the
-planning question: if a budget can also keep ``k`` layers resident between forward passes (the
-placement FlexGen-style systems choose; *this executor streams every layer on every pass*), a
-pass of ``L`` layers takes about ``max(L·c, (L−k)·r)``; it is read-bound — streaming dominates —
-while ``(L−k)·r > L·c``, i.e. below ``(k* + 2)`` layers of budget with ``k* = ⌈L(1 − c/r)⌉``
-(two items of room for the prefetch pipeline). With ``r ≤ c`` overlap alone hides the reads and
-the break-even budget is two layers.
+compute to the next), from a :class:`~.report.Report`, and :func:`simulate` replays a pass's
+pipeline (reads in order on one reader, compute in order on another, at most ``prefetch + 1``
+streamed items in flight) to predict every item's start and end.
+
+Resident layers. The executor keeps the first ``k`` layers in fast memory between passes, as
+many as its budget holds once the streaming pipeline's room and the activations are set aside
+(:func:`resident_layers`, the function the executor itself calls). A pass of ``L`` layers then
+reads ``L − k`` of them and, overlapped, takes about ``max(L·c, (L−k)·r)`` (:func:`pass_time`):
+the reads of the streamed layers start at once, behind the resident layers' compute.
+:func:`break_even_budget` answers the planning question: a pass is read-bound — streaming
+dominates — while ``(L−k)·r > L·c``, i.e. below ``(k* + 2)`` layers of budget with
+``k* = ⌈L(1 − c/r)⌉`` (two items of room for the prefetch pipeline; the activations, small
+beside a layer in decode, come on top). With ``r ≤ c`` overlap alone hides the reads and the
+break-even budget is two layers.
 
 >>> break_even_budget(layer_bytes=100, n_layers=10, read_s=2.0, compute_s=1.0)
 700
