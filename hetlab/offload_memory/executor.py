@@ -23,12 +23,8 @@ read would stall every pass and the resident compute at the end would hide nothi
 is made again each pass (a longer input needs more activation room and may unpin layers).
 
 Activations are counted in the ``"weights"`` pool for the whole pass (their bound from the
-shapes; see :meth:`.Model.activation_nbytes`); the KV cache in the ``"kv"`` pool. The KV cache's
-spilled blocks are read back synchronously inside the layer's compute (``kv_read_s``), not
-prefetched with the weights: they are appended to while the layer runs (new tokens can spill
-older ones just before attention reads them), and the ``"kv"`` pool is sized for one layer's
-read-back at a time; prefetching them would need a second read-back's room and a merge of
-blocks spilled after the prefetch. The report shows their time apart so it can be judged.
+shapes; see :meth:`.Model.activation_nbytes`); the KV cache in the ``"kv"`` pool, its
+spilled blocks read back inside the layer's compute (why not prefetched: :mod:`.kvcache`).
 """
 
 from __future__ import annotations
