@@ -14,7 +14,13 @@ What it prints (one run, ratios; figures on a shared machine are noisy):
    min(read, compute) hidden (the issue's goal: ≥ 80 %);
 3. W4 vs W8 vs fp16 vs fp32 streaming at the same budget: bytes read and wall time;
 4. the cost model: predicted per-pass time (Σ max(read, compute), Σ read + compute) next to the
-   measured one, and the break-even budget of :func:`hetlab.offload_memory.break_even_budget`.
+   measured one, and the break-even budget of :func:`hetlab.offload_memory.break_even_budget`;
+5. resident layers: the second pass of a budget that holds half the layers besides the
+   pipeline, with ``pin=True`` (the first layers stay) and ``pin=False`` (every layer streamed),
+   against ``max(L·c, (L−k)·r)``;
+6. the GIL probe: Python-loop iterations per second on one thread while another runs a W4/W8
+   layer product (one numba thread), over the same with the other thread asleep — near 1 when
+   the product releases the GIL.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import argparse
 import os
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -92,6 +99,36 @@ def run_one(model: om.Model, tokens: np.ndarray, budget: int, prefetch: int, bit
             run.forward(tokens)
             reports.append(run.report)
     return sorted(reports, key=lambda r: r.wall_s)[len(reports) // 2]  # the median pass
+
+
+def gil_probe(fn, seconds: float = 0.4) -> float:
+    """Iterations/s of a Python loop here while ``fn`` loops on another thread (numba threads
+    there set to 1), over the same with that thread asleep. ~1: ``fn`` releases the GIL."""
+    import numba
+
+    def count() -> int:
+        n, end = 0, time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            n += 1
+        return n
+
+    def rate(work) -> float:
+        stop = threading.Event()
+
+        def loop() -> None:
+            numba.set_num_threads(1)
+            while not stop.is_set():
+                work()
+
+        th = threading.Thread(target=loop, daemon=True)
+        th.start()
+        time.sleep(0.05)
+        n = count()
+        stop.set()
+        th.join()
+        return n / seconds
+
+    return rate(fn) / rate(lambda: time.sleep(0.01))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -167,6 +204,41 @@ def main(argv: list[str] | None = None) -> int:
         be = om.break_even_budget(layer[32], shapes["n_layers"], r_med, c_med)
         print(f"per layer (median): read {r_med * 1e3:.1f} ms, compute {c_med * 1e3:.1f} ms; "
               f"break-even budget {be / 1e6:.0f} MB (below it a pass is read-bound)")
+
+        print("\n== resident layers: second pass, fp32, prefetch 2 ==")
+        n_layers = shapes["n_layers"]
+        act = model.activation_nbytes(tokens.shape, n_tok)
+        weights = (2 + n_layers // 2) * layer[32] + act + layer[32] // 2
+        print(f"budget: {(weights + kv) / 1e6:.1f} MB ({n_layers // 2} of {n_layers} layers fit "
+              "besides the pipeline's room)")
+        for pin in (False, True):
+            with om.stream(model, weights + kv, kv_budget=kv, prefetch=2, bits=32,
+                           store=stores[32], path=args.dir, pin=pin) as run:
+                run.forward(tokens)
+                run.reset()
+                run.forward(tokens)
+                r, k = run.report, len(run.resident)
+            lay = [t for t in r.items if t.item.startswith("L")]
+            c = float(np.median([t.compute_s for t in lay]))
+            rd = [t.read_s for t in lay if t.bytes_read]
+            rr = float(np.median(rd)) if rd else 0.0
+            pred = om.costmodel.pass_time(n_layers, k, rr, c)
+            print(f"pin={pin!s:5}: resident {k}, MB read {r.bytes_read / 1e6:6.1f}, wall "
+                  f"{r.wall_s * 1e3:7.1f} ms; model max(L·c, (L−k)·r) = {pred * 1e3:7.1f} ms "
+                  f"(measured / model {r.wall_s / pred:.2f})")
+
+        print("\n== GIL probe (1.00 = the GIL is free while the product runs) ==")
+        from hetlab.offload_memory.kernels import linear
+        from hetlab.quant import quantize
+
+        rng = np.random.default_rng(3)
+        w = rng.standard_normal((shapes["d_ff"], shapes["d_model"]), dtype=np.float32)
+        x = rng.standard_normal((n_tok, shapes["d_model"]), dtype=np.float32)
+        for b in (8, 4):
+            qw = quantize(w, bits=b, group_size=128)
+            print(f"W{b} linear ({n_tok}×{shapes['d_model']} @ {shapes['d_ff']}×"
+                  f"{shapes['d_model']}): {gil_probe(lambda qw=qw: linear(x, qw)):.2f}")
+        print(f"fp32 linear (the same shapes): {gil_probe(lambda: linear(x, w)):.2f}")
     finally:
         for s in stores.values():
             s.close()

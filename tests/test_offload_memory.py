@@ -133,7 +133,8 @@ def test_budget_never_exceeded(model, ref, prefetch, monkeypatch):
         assert run.budget.peak >= run.store.nbytes("L0")  # it really counts what it holds
         assert run.report.peak_bytes <= total
         if prefetch == 2:
-            assert run.budget.pool("weights").peak <= 2 * layer + 8192 * 4
+            act = model.activation_nbytes(TOKENS.shape)  # counted in the pool too
+            assert run.budget.pool("weights").peak <= 2 * layer + 8192 * 4 + act
 
 
 def test_kv_cache_spills_and_decodes_exactly(model):

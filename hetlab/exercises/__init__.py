@@ -20,6 +20,7 @@ from __future__ import annotations
 from ._core import Verdict
 from .attention import check_best_axis_order, check_online_softmax_step
 from .fpga import check_fps_by_hand, check_pipelined_cycles
+from .memoff import check_layer_time, check_smallest_prefetch
 from .offload import PUZZLE, check_parallel_saxpy, check_verdicts
 from .pays import check_break_even, check_pareto_names
 from .pointcloud import check_ball_query, check_knn
@@ -34,7 +35,8 @@ __all__ = [
     "check_bits_per_weight", "check_pack3", "check_csr_arrays", "check_spmv",
     "check_ball_query", "check_knn", "check_pipelined_cycles", "check_fps_by_hand",
     "check_units_to_run", "check_resources_for", "check_online_softmax_step",
-    "check_best_axis_order", "check_break_even", "check_pareto_names",
+    "check_best_axis_order", "check_break_even", "check_pareto_names", "check_layer_time",
+    "check_smallest_prefetch",
 ]
 
 #: notebook → {name of the learner's function: its checker}, in the order the notebook asks
@@ -51,4 +53,6 @@ EXERCISES = {
     "07-attention": {"online_softmax_step": check_online_softmax_step,
                      "best_axis_order": check_best_axis_order},
     "08-which-device-pays": {"break_even": check_break_even, "pareto_names": check_pareto_names},
+    "09-memory-offload": {"layer_time": check_layer_time,
+                          "smallest_prefetch": check_smallest_prefetch},
 }

@@ -9,6 +9,22 @@ computing alternate on one thread (synchronous). Every buffer is accounted in th
 it is allocated: the reader waits for the budget (``budget_wait_s``) when the next layers do
 not fit yet, so a tight budget lowers the effective prefetch depth, and an item that can never
 fit raises :class:`~.budget.BudgetError` when the run is built.
+
+Resident layers (``pin=True``, the default). The ``"weights"`` pool first sets aside the
+pass's activations (:meth:`.Model.activation_nbytes`) and room for the streamed items in
+flight (the largest item, twice when prefetching); the **first** layers that fit in the rest
+(:func:`~.costmodel.resident_layers`) are read once, on the first pass, and then stay in fast
+memory; every later pass streams only the others. The first layers rather than the largest:
+in the decoder and MiniLM every layer has the same size, so no choice of layers saves more
+bytes, but the choice of *where* matters — with the first ``k`` resident, the reader starts on
+layer ``k`` at the start of the pass and reads behind ``k`` layers of compute, which is the
+``max(L·c, (L−k)·r)`` of :mod:`.costmodel`; with the last ``k`` resident the first streamed
+read would stall every pass and the resident compute at the end would hide nothing. The plan
+is made again each pass (a longer input needs more activation room and may unpin layers).
+
+Activations are counted in the ``"weights"`` pool for the whole pass (their bound from the
+shapes; see :meth:`.Model.activation_nbytes`); the KV cache in the ``"kv"`` pool, its
+spilled blocks read back inside the layer's compute (why not prefetched: :mod:`.kvcache`).
 """
 
 from __future__ import annotations
@@ -26,52 +42,17 @@ import numpy as np
 
 from ..errors import BackendUnavailable, InvalidInputError
 from .budget import Budget, BudgetError, format_bytes, parse_budget
+from .costmodel import resident_layers
 from .kvcache import SpillingKV
-from .model import Model, check_bits, from_blob, to_blob
+from .model import Model, check_bits, from_blob
 from .report import ItemTiming, Report
+from .store import write_store
 from .tiers import TierFile, round_up
 
 __all__ = ["stream", "StreamRun", "TIERS", "write_store"]
 
 #: slow tiers: a file on disk; host memory copied to a GPU (needs cupy and a GPU)
 TIERS = ("disk", "gpu")
-
-
-def write_store(model: Model, bits: int, group_size: int = 128, directory: str | None = None,
-                io: str = "auto", limit: int | None = None) -> TierFile:
-    """Write ``model`` in the ``bits`` format to a new file on the slow tier.
-
-    The embedding table goes to blob ``"embed.tok"`` (read by rows), the encoder's other
-    embedding tables to ``"embed.misc"``, each layer to ``"L{i}"``, the final norm to
-    ``"final"``. If ``limit`` is given, an item whose buffer exceeds it raises
-    :class:`BudgetError` as soon as it is met.
-    """
-    d = directory or tempfile.gettempdir()
-    fd, path = tempfile.mkstemp(prefix=f"hetlab-offload-w{bits}-", suffix=".bin", dir=d)
-    os.close(fd)
-    store = TierFile(path, io=io)
-    try:
-        for item in model.items:
-            tensors = to_blob(model.tensors(item, bits, group_size))
-            if item == "embed":
-                store.write("embed.tok", {"tok": tensors.pop("tok")})
-                if tensors:
-                    store.write("embed.misc", tensors)
-                continue
-            store.write(item, tensors)
-            if limit is not None and store.nbytes(item) > limit:
-                raise BudgetError(
-                    f"budget: item {item!r} of {model.name} needs "
-                    f"{format_bytes(store.nbytes(item))}"
-                    f" at bits={bits} but the weights share of the budget is "
-                    f"{format_bytes(limit)}; one layer alone must fit: raise the budget or use "
-                    "fewer bits."
-                )
-    except BaseException:
-        store.close()
-        raise
-    store.bits, store.group_size = bits, group_size  # type: ignore[attr-defined]
-    return store
 
 
 def _check_int(name: str, value: Any, low: int) -> int:
@@ -98,7 +79,7 @@ class StreamRun:
     def __init__(self, model: Model, budget: Any, tier: str, prefetch: int, bits: int, *,
                  kv_budget: Any = None, group_size: int = 128, io: str = "auto",
                  path: str | None = None, kv_block: int = 16,
-                 store: TierFile | None = None) -> None:
+                 store: TierFile | None = None, pin: bool = True) -> None:
         if not isinstance(model, Model):
             raise InvalidInputError(
                 f"stream: model must be a hetlab.offload_memory.Model (Model.decoder(...) or "
@@ -161,6 +142,36 @@ class StreamRun:
             self.kv = SpillingKV(TierFile(kv_path, io=io), self.budget.pool("kv"),
                                  model.n_layers, _check_int("kv_block", kv_block, 1))
         self.reports: list[Report] = []
+        self.pin = bool(pin)
+        #: layers kept in fast memory between passes: item → (payload, bytes accounted)
+        self._resident: dict[str, tuple[Any, int]] = {}
+
+    @property
+    def resident(self) -> list[str]:
+        """The layers held in fast memory between passes (the first ones; see the module)."""
+        return list(self._resident)
+
+    def _plan(self, flat: np.ndarray, act: int) -> set[str]:
+        """Layers to keep resident this pass; releases those no longer kept."""
+        layers = [it for it in self.model.items if it.startswith("L")]
+        biggest = max(self._need(it, flat) for it in self.model.items)
+        if act + biggest > self._weights.limit:
+            raise BudgetError(
+                f"budget: this input's activations ({format_bytes(act)}, for tokens of shape "
+                f"{tuple(flat.shape)}) and the largest item ({format_bytes(biggest)}) need "
+                f"{format_bytes(act + biggest)} but the weights share is "
+                f"{format_bytes(self._weights.limit)}; raise the budget, pass fewer tokens "
+                "or use fewer bits.")
+        k = 0
+        if self.pin:
+            reserve = act + biggest * (2 if self.prefetch else 1)
+            k = resident_layers([self._need(it, flat) for it in layers], self._weights.limit,
+                                reserve)
+        keep = set(layers[:k])
+        for item in [it for it in self._resident if it not in keep]:
+            _, need = self._resident.pop(item)
+            self._weights.release(need)
+        return keep
 
     @property
     def io_mode(self) -> str:
@@ -207,24 +218,39 @@ class StreamRun:
         ids, m = self.model.prepare(tokens, mask)
         flat = ids.reshape(-1)
         timing = {item: ItemTiming(item) for item in self.model.items}
+        kv_len = self.kv.length(0) if self.kv is not None else 0
+        act = self.model.activation_nbytes(ids.shape, kv_len)
+        keep = self._plan(flat, act)
+        self._weights.acquire(act, what="activations of this pass")
         t0 = time.perf_counter()
         peak0 = self.budget.peak
         x: Any = None
-        if self.prefetch == 0:
-            for item in self.model.items:
-                need = self._need(item, flat)
-                self._weights.acquire(need, what=f"item {item!r}")
-                try:
+        try:
+            if self.prefetch == 0:
+                for item in self.model.items:
                     tm = timing[item]
-                    tm.read_start = time.perf_counter() - t0
-                    payload, tm.bytes_read = self._load(item, flat)
-                    tm.read_end = time.perf_counter() - t0
-                    x = self._compute(item, payload, x, ids, m, tm, t0)
-                    del payload
-                finally:
-                    self._weights.release(need)
-        else:
-            x = self._pipelined(ids, m, flat, timing, t0)
+                    if item in self._resident:
+                        tm.resident = True
+                        x = self._compute(item, self._resident[item][0], x, ids, m, tm, t0)
+                        continue
+                    need = self._need(item, flat)
+                    self._weights.acquire(need, what=f"item {item!r}")
+                    kept = False
+                    try:
+                        tm.read_start = time.perf_counter() - t0
+                        payload, tm.bytes_read = self._load(item, flat)
+                        tm.read_end = time.perf_counter() - t0
+                        x = self._compute(item, payload, x, ids, m, tm, t0)
+                        if item in keep:
+                            self._resident[item], kept = (payload, need), True
+                        del payload
+                    finally:
+                        if not kept:
+                            self._weights.release(need)
+            else:
+                x = self._pipelined(ids, m, flat, timing, t0, keep)
+        finally:
+            self._weights.release(act)
         wall = time.perf_counter() - t0
         self.reports.append(Report(self.io_mode, self.tier, self.prefetch, self.bits,
                                    self.budget.total, max(self.budget.peak, peak0), wall,
@@ -251,14 +277,18 @@ class StreamRun:
         return x
 
     def _pipelined(self, ids: np.ndarray, m: Any, flat: np.ndarray,
-                   timing: dict[str, ItemTiming], t0: float) -> Any:
+                   timing: dict[str, ItemTiming], t0: float, keep: set[str]) -> Any:
         items = self.model.items
+        resident = dict(self._resident)
         ready: queue.Queue[Any] = queue.Queue()
         slots = threading.Semaphore(self.prefetch + 1)  # the item computed + p read ahead
         stop = threading.Event()
 
         def reader() -> None:
             for item in items:
+                if item in resident:  # in fast memory already: no read, no slot
+                    ready.put((item, resident[item][0], 0))
+                    continue
                 slots.acquire()
                 if stop.is_set():
                     return
@@ -289,11 +319,19 @@ class StreamRun:
                 timing[item].stall_s = time.perf_counter() - s0
                 if isinstance(payload, BaseException):
                     raise payload
+                if item in resident:
+                    timing[item].resident = True
+                    x = self._compute(item, payload, x, ids, m, timing[item], t0)
+                    continue
+                kept = False
                 try:
                     x = self._compute(item, payload, x, ids, m, timing[item], t0)
+                    if item in keep:
+                        self._resident[item], kept = (payload, need), True
                 finally:
                     del payload
-                    self._weights.release(need)
+                    if not kept:
+                        self._weights.release(need)
                     slots.release()
         finally:
             stop.set()
@@ -313,6 +351,9 @@ class StreamRun:
 
     def close(self) -> None:
         """Delete the run's files."""
+        for _, need in self._resident.values():
+            self._weights.release(need)
+        self._resident.clear()
         if self.kv is not None:
             self.kv.tier.close()
         if self._own_store:
@@ -329,8 +370,8 @@ class StreamRun:
 
 def stream(model: Model, budget: Any = "256MB", tier: str = "disk", prefetch: int = 2,
            bits: int = 32, *, kv_budget: Any = None, group_size: int = 128, io: str = "auto",
-           path: str | None = None, kv_block: int = 16, store: TierFile | None = None
-           ) -> StreamRun:
+           path: str | None = None, kv_block: int = 16, store: TierFile | None = None,
+           pin: bool = True) -> StreamRun:
     """Run ``model`` within a fast-memory ``budget``, streaming it from a slower ``tier``.
 
     Parameters
@@ -360,6 +401,9 @@ def stream(model: Model, budget: Any = "256MB", tier: str = "disk", prefetch: in
         Tokens per spilled KV block.
     store : TierFile, optional
         A model file written by an earlier run (``run.store``) at the same ``bits``.
+    pin : bool
+        Keep the first layers that fit resident between passes (read on the first pass
+        only); False streams every layer on every pass.
 
     Returns
     -------
@@ -376,4 +420,5 @@ def stream(model: Model, budget: Any = "256MB", tier: str = "disk", prefetch: in
     (True, True)
     """
     return StreamRun(model, budget, tier, prefetch, bits, kv_budget=kv_budget,
-                     group_size=group_size, io=io, path=path, kv_block=kv_block, store=store)
+                     group_size=group_size, io=io, path=path, kv_block=kv_block, store=store,
+                     pin=pin)

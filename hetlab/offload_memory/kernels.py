@@ -8,6 +8,16 @@ on two cores. Float32 weights take :func:`linear_f32`, float16 weights :func:`li
 row is one sequential dot product, so results are deterministic: the in-memory model and the
 streamed one compute bit for bit the same thing.
 
+The GIL, checked (``tests/test_offload_memory_pinning.py``): every numba kernel a streamed
+layer reaches — these, and those of :mod:`hetlab.kernels.quant` behind ``gemm_q``/``gemv_q``
+(``numba``, ``_numba_w4``, ``_numba_w4_amx``, ``_numba_avx2``) — is compiled ``nogil=True``.
+What holds the GIL per quantized product is the Python around the kernel: argument checks, the
+dispatch, and for W8 (and W4 off the 128-multiple group sizes) the activations' permutation and
+group sums in NumPy: a small part of each call, not the product. Longer W8/W4 read times under
+overlap then point at shared cores rather than the GIL (the quantized kernels run on all of
+numba's threads and the reader waits for a core); ``benchmarks/memory_offload.py`` prints a GIL
+probe for W8, W4 and the float32 kernel, which holds no GIL either, side by side.
+
 >>> import numpy as np
 >>> x = np.ones((2, 3), np.float32); w = np.arange(6, dtype=np.float32).reshape(2, 3)
 >>> linear(x, w, np.zeros(2, np.float32)).tolist()

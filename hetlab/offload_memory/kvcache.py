@@ -8,6 +8,12 @@ blocks back (direct I/O, like the weights), concatenates them with the tail, and
 copy when the layer is done (:meth:`SpillingKV.done`). Every byte held — tails, the blocks read
 back and the concatenated keys/values — is accounted in the budget's ``"kv"`` pool; a sequence
 whose read-back cannot fit raises :class:`~.budget.BudgetError` naming ``kv_budget``.
+
+The read-back is synchronous (inside the layer's compute, reported as ``kv_read_s``), not
+prefetched with the layer's weights: a layer's blocks change while it runs (its new tokens can
+spill older ones just before attention reads them, so a prefetch would have to be merged with
+blocks spilled after it), and the ``"kv"`` pool is sized for one layer's read-back at a time, so
+reading the next layer's blocks ahead would need a second read-back's room in the budget.
 """
 
 from __future__ import annotations

@@ -324,6 +324,36 @@ class Model:
             x = self.block(x, i, self.tensors(f"L{i}", bits, group_size), kv, m)
         return self.finish(x, self.tensors("final") if self.kind == "decoder" else None)
 
+    def activation_nbytes(self, shape: tuple[int, ...], kv_len: int = 0) -> int:
+        """Bytes of the activations a pass holds at once, bounded from the shapes.
+
+        Counted from :mod:`.blocks`' code, the arrays alive together at a block's widest point
+        (float32): decoder ``n·(6·d + 3·ff)`` values (x, its norm, q, attention out, the
+        residual sum; gate, up and their product) plus one score row per head over the
+        ``kv_len + n`` keys; encoder ``N·(8·d + 2·ff)`` (x, q, k, v, context, the residual
+        and LayerNorm outputs; ff1 and its GELU) plus a score row per head. The KV cache
+        is not in here (the ``"kv"`` pool holds it). A bound by reading the code, not a
+        reading of the allocator.
+
+        Parameters
+        ----------
+        shape : tuple of int
+            The token ids' shape: (n,) for the decoder, (batch, length) for the encoder.
+        kv_len : int
+            Tokens already in the decoder's KV cache.
+
+        >>> Model.decoder(d_model=64, n_heads=4, d_ff=128, n_layers=2, vocab=50
+        ...               ).activation_nbytes((3,))
+        9264
+        """
+        n = int(np.prod(shape))
+        d, ff, heads = (int(self.config[k]) for k in ("d_model", "d_ff", "n_heads"))
+        if self.kind == "decoder":
+            values = n * (6 * d + 3 * ff) + heads * (int(kv_len) + n)
+        else:
+            values = n * (8 * d + 2 * ff) + heads * int(shape[-1])
+        return 4 * values
+
     def item_nbytes(self, item: str, bits: int = 32, group_size: int = 128) -> int:
         """Bytes of an item's arrays in the ``bits`` format (before 4096-byte padding)."""
         return sum(a.nbytes for a in to_blob(self.tensors(item, bits, group_size)).values())

@@ -59,6 +59,7 @@ class ItemTiming:
     kv_bytes_written: int = 0
     kv_write_s: float = 0.0
     overlap_s: float = 0.0
+    resident: bool = False
 
     @property
     def read_s(self) -> float:
@@ -82,6 +83,7 @@ class Report:
         The run's settings; ``peak_bytes`` is the most the budget accountant ever held
         (weights and KV cache), never more than ``budget``.
     items : list of ItemTiming
+        ``resident`` marks a layer held in fast memory from an earlier pass (not read).
     """
 
     io_mode: str
@@ -141,7 +143,8 @@ class Report:
                  "read_s": t.read_s, "compute_start_s": t.compute_start,
                  "compute_s": t.compute_s, "overlap_s": t.overlap_s, "stall_s": t.stall_s,
                  "budget_wait_s": t.budget_wait_s, "kv_bytes_read": t.kv_bytes_read,
-                 "kv_read_s": t.kv_read_s, "kv_bytes_written": t.kv_bytes_written}
+                 "kv_read_s": t.kv_read_s, "kv_bytes_written": t.kv_bytes_written,
+                 "resident": t.resident}
                 for t in self.items]
         return pd.DataFrame(rows).set_index("item")
 
