@@ -53,6 +53,8 @@ class Block:
     line: int
     pattern: str
     call: str
+    #: the numba variant's replacement when it differs from ``call`` (:mod:`.loopform`)
+    numba_call: str = ""
 
     @property
     def id(self) -> str:
@@ -64,7 +66,8 @@ class Block:
 
 
 def match_nest(root: ast.For, may_alias: Callable[[str, str], bool] | None = None,
-               live: Callable[[str], bool] | None = None) -> tuple[str, str] | None:
+               live: Callable[[str], bool] | None = None,
+               numba: bool = False) -> tuple[str, str] | None:
     """(catalogue entry, replacement source) for the nest rooted at ``root``, or None.
 
     Parameters
@@ -76,6 +79,8 @@ def match_nest(root: ast.For, may_alias: Callable[[str, str], bool] | None = Non
     live : callable, optional
         ``live(name)``: whether a name's value after the nest may be read; loop variables and
         scalar temporaries must be dead.
+    numba : bool, default False
+        The numba form of the replacement (:func:`.catalogue.emit`).
     """
     nest = normalize(root)
     if nest is None:
@@ -86,7 +91,7 @@ def match_nest(root: ast.For, may_alias: Callable[[str, str], bool] | None = Non
         private = set(nest.bounds) | set(nest.temps)
         if any(live(v) for v in private):
             return None
-    return emit(nest)
+    return emit(nest, numba)
 
 
 def find_blocks(loops: list[Loop], aliases: object = None) -> list[Block]:
@@ -115,11 +120,17 @@ def find_blocks(loops: list[Loop], aliases: object = None) -> list[Block]:
         inside = [x for x in loops if x.index == lp.index or _under(x, lp, loops)]
         if any(x.unsupported for x in inside):
             continue
-        got = match_nest(lp.node, may_alias, lambda v, p=lp.path: live_after(p, v))
+        def live(v: str, p: list = lp.path) -> bool:
+            return live_after(p, v)
+
+        got = match_nest(lp.node, may_alias, live)
         if got is None:
             continue
+        alt = match_nest(lp.node, may_alias, live, numba=True)
+        fast = alt[1] if alt is not None and alt[1] != got[1] else ""
         covered |= {x.index for x in inside}
-        found.append(Block(len(found), lp.id, tuple(x.id for x in inside), lp.line, *got))
+        found.append(Block(len(found), lp.id, tuple(x.id for x in inside), lp.line, *got,
+                           numba_call=fast))
     return found
 
 
