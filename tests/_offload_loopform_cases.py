@@ -68,3 +68,37 @@ def transpose(A, B):
     for i in range(A.shape[0]):
         for j in range(A.shape[1]):
             B[j, i] = A[i, j]
+
+
+def col_sums_sized(X, out):
+    """``cols`` is always a size: slices up to it need no ``max(cols, 0)``."""
+    rows = X.shape[0]
+    cols = X.shape[1]
+    for j in range(cols):
+        s = 0.0
+        for i in range(rows):
+            s += X[i, j]
+        out[j] = s
+
+
+def col_sums_param(X, out, cols):
+    """``cols`` is a parameter: it may be negative, the slice keeps ``max(cols, 0)``."""
+    rows = X.shape[0]
+    for j in range(cols):
+        s = 0.0
+        for i in range(rows):
+            s += X[i, j]
+        out[j] = s
+
+
+def col_sums_reassigned(X, out, k):
+    """``cols`` is a size once, then ``k - 1``: not always a size."""
+    rows = X.shape[0]
+    cols = X.shape[1]
+    if k < 0:
+        cols = k - 1
+    for j in range(cols):
+        s = 0.0
+        for i in range(rows):
+            s += X[i, j]
+        out[j] = s

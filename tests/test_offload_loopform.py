@@ -36,7 +36,8 @@ def test_column_reductions_run_rows_outer_columns_inner():
     assert "axis=" in b.call and "for " not in b.call  # the NumPy form (CuPy) unchanged
     loops = _loop_lines(b.numba_call)
     assert loops == ["for i in range(0, rows):", "for j in range(0, cols):"] * 3
-    assert "axis=" not in b.numba_call and "np.zeros(max(cols, 0))" in b.numba_call
+    assert "axis=" not in b.numba_call and "np.zeros(cols)" in b.numba_call
+    assert "np.copy(" not in b.numba_call  # `_hb1 / rows` is fresh already
 
 
 def test_rows_outer_reduction_keeps_its_order_and_the_plus_form():
@@ -90,3 +91,25 @@ def test_aliased_output_is_refused_or_runs_serially():
     got = X.copy()
     v.compile(on_alias="serial")(got, got)
     np.testing.assert_array_equal(got, want)
+
+
+def test_slices_up_to_a_size_name_need_no_max():
+    b = _block(K.col_sums_sized)
+    assert "max(" not in b.call and "max(" not in b.numba_call
+    assert "out[:cols]" in b.call and "np.zeros(cols)" in b.numba_call
+
+
+@pytest.mark.parametrize("fn", [K.col_sums_param, K.col_sums_reassigned],
+                         ids=["parameter", "reassigned"])
+def test_a_name_that_may_be_negative_keeps_max(fn):
+    b = _block(fn)
+    assert "max(cols, 0)" in b.call and "max(cols, 0)" in b.numba_call
+
+
+@pytest.mark.parametrize("fn, extra", [(K.col_sums_param, (-3,)), (K.col_sums_reassigned, (-2,)),
+                                       (K.col_sums_param, (4,)), (K.col_sums_sized, ())],
+                         ids=["negative_param", "negative_reassigned", "param", "sized"])
+def test_sized_and_negative_bounds_match_the_loops(fn, extra):
+    v = offload.transform(fn, blocks=["B1"])
+    args = (R.random((6, 5)), np.full(5, 2.0), *extra)
+    np.testing.assert_array_equal(_run(v.compile(), args)[1], _run(fn, args)[1])

@@ -67,7 +67,8 @@ class Block:
 
 def match_nest(root: ast.For, may_alias: Callable[[str, str], bool] | None = None,
                live: Callable[[str], bool] | None = None,
-               numba: bool = False) -> tuple[str, str] | None:
+               numba: bool = False,
+               sizes: frozenset[str] = frozenset()) -> tuple[str, str] | None:
     """(catalogue entry, replacement source) for the nest rooted at ``root``, or None.
 
     Parameters
@@ -81,6 +82,8 @@ def match_nest(root: ast.For, may_alias: Callable[[str, str], bool] | None = Non
         scalar temporaries must be dead.
     numba : bool, default False
         The numba form of the replacement (:func:`.catalogue.emit`).
+    sizes : frozenset of str, optional
+        Names that always hold a size (never negative; :func:`.catalogue.emit`).
     """
     nest = normalize(root)
     if nest is None:
@@ -91,10 +94,11 @@ def match_nest(root: ast.For, may_alias: Callable[[str, str], bool] | None = Non
         private = set(nest.bounds) | set(nest.temps)
         if any(live(v) for v in private):
             return None
-    return emit(nest, numba)
+    return emit(nest, numba, sizes)
 
 
-def find_blocks(loops: list[Loop], aliases: object = None) -> list[Block]:
+def find_blocks(loops: list[Loop], aliases: object = None,
+                sizes: frozenset[str] = frozenset()) -> list[Block]:
     """The function blocks among ``loops`` (a function's loop tree, pre-order).
 
     Parameters
@@ -105,6 +109,9 @@ def find_blocks(loops: list[Loop], aliases: object = None) -> list[Block]:
     aliases : AliasInfo, optional
         The function's :class:`~hetlab.offload.analysis.aliases.AliasInfo`: arrays that may
         share storage are never a block's output and operand.
+    sizes : frozenset of str, optional
+        Names every assignment of which is a size (``n = A.shape[0]``): slices up to them
+        need no ``max(n, 0)``.
 
     Returns
     -------
@@ -123,10 +130,10 @@ def find_blocks(loops: list[Loop], aliases: object = None) -> list[Block]:
         def live(v: str, p: list = lp.path) -> bool:
             return live_after(p, v)
 
-        got = match_nest(lp.node, may_alias, live)
+        got = match_nest(lp.node, may_alias, live, sizes=sizes)
         if got is None:
             continue
-        alt = match_nest(lp.node, may_alias, live, numba=True)
+        alt = match_nest(lp.node, may_alias, live, numba=True, sizes=sizes)
         fast = alt[1] if alt is not None and alt[1] != got[1] else ""
         covered |= {x.index for x in inside}
         found.append(Block(len(found), lp.id, tuple(x.id for x in inside), lp.line, *got,

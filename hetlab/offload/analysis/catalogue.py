@@ -47,8 +47,10 @@ class _NoMatch(Exception):
 
 
 class _Emitter:
-    def __init__(self, nest: TensorNest, numba: bool = False) -> None:
+    def __init__(self, nest: TensorNest, numba: bool = False,
+                 sizes: frozenset[str] = frozenset()) -> None:
         self.nest = nest
+        self.nonneg = nest.nonneg | sizes
         self.numba = numba
         self.init: str | None = None
         self.temps = set(nest.temps.values()) | {t for t, _ in nest.private.values()}
@@ -78,7 +80,7 @@ class _Emitter:
                 parts.append(":")
                 continue
             row = _ROW.match(stop)
-            if not _EXTENT.match(stop) and not (row and row.group(1) in self.nest.nonneg):
+            if not _EXTENT.match(stop) and not (row and row.group(1) in self.nonneg):
                 stop = f"max({stop}, 0)"
             parts.append(f"{'' if start == '0' else start}:{stop}")
         if all(p == ":" for p in parts) and not fixed:
@@ -247,7 +249,7 @@ class _Emitter:
             return self.loop(s)
         rhs = " + ".join(g[1] for g in got).replace("+ -1 * ", "- ")
         if s.out.name in self.temps and op == "=" and kinds in (["axpy"], ["transpose"]) \
-                and len(s.terms[0].coef) == 0:
+                and len(s.terms[0].coef) == 0 and not s.terms[0].div:
             rhs = f"np.copy({rhs})"  # a fresh temporary, not a view
         self.lines.append(f"{tgt} {op} {rhs}")
         if kinds == ["fill"]:
@@ -324,7 +326,8 @@ class _Temps(ast.NodeTransformer):
         return ast.copy_location(ast.Subscript(ast.Name(t, ast.Load()), sub, node.ctx), node)
 
 
-def emit(nest: TensorNest, numba: bool = False) -> tuple[str, str] | None:
+def emit(nest: TensorNest, numba: bool = False,
+         sizes: frozenset[str] = frozenset()) -> tuple[str, str] | None:
     """(entry name, NumPy statements) replacing ``nest``, or None when not in the catalogue.
 
     Parameters
@@ -341,7 +344,7 @@ def emit(nest: TensorNest, numba: bool = False) -> tuple[str, str] | None:
         The entry (``"matmul"``, ``"matvec+matvec"``, ``"sum+scal"`` …) and the replacement
         source (one statement per line; a batched product or an epilogue adds loops).
     """
-    em = _Emitter(nest, numba)
+    em = _Emitter(nest, numba, sizes)
     kinds: list[tuple[str, Stmt]] = []
     stmts = nest.stmts
     skip: set[int] = set()

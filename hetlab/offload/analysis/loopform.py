@@ -43,6 +43,7 @@ mu[:max(m, 0)] = _hb0 / n
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -59,6 +60,14 @@ def storage_order(s: Stmt) -> tuple[str, ...]:
         if set(r.idx) == want and len(r.idx) == len(want):
             return r.idx
     return s.vars
+
+
+def _extent(stop: str, nonneg: frozenset[str]) -> str:
+    """The length of ``range(0, stop)``: ``stop`` itself when it is a size or a non-negative
+    name, else ``max(stop, 0)``."""
+    if re.match(r"^(\w+\.shape\[\d+\]|len\(\w+\)|\d+)$", stop) or stop in nonneg:
+        return stop
+    return f"max({stop}, 0)"
 
 
 def _is_sum_update(node: ast.stmt, target: str) -> bool:
@@ -121,7 +130,7 @@ def loop_form(em: Any, s: Stmt, op: str, init: str | None,
     order = storage_order(s)
     node = rewrite(s)
     if new_temp:
-        dims = ", ".join(f"max({nest.bounds[v][1]}, 0)" for v in s.out.idx)
+        dims = ", ".join(_extent(nest.bounds[v][1], em.nonneg) for v in s.out.idx)
         em.lines.append(f"{s.out.name} = np.zeros({dims if len(s.out.idx) == 1 else f'({dims})'})")
     elif summed and op == "=":
         em.lines.append(f"{em.target(s.out)} = 0.0")

@@ -346,5 +346,5 @@ def analyze(fn: Callable[..., Any] | FunctionSource) -> Report:
     reports = [_analyze_loop(lp, tree.loops, tree, src.namespace, aliases, nonneg)
                for lp in tree.loops]
     return Report(src.name, src.params, reports, tree.notes, src,
-                  find_blocks(tree.loops, aliases), aliases,
+                  find_blocks(tree.loops, aliases, nonneg), aliases,
                   find_transforms(src.tree, tree, reports, aliases))
