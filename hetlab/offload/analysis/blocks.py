@@ -12,7 +12,9 @@ products, tensor contractions, sums and means along axes, axpy, scal, transpose)
 statements become several calls, an elementwise epilogue a fused loop. Triangular bounds
 (``range(i + 1)``, ``range(i, n)`` …) keep the loop over rows around exact row-wise calls
 (:mod:`.triangular`); an argmin/argmax over candidates becomes chunked direct-form distances
-and ``np.argmin`` with the loop's NaN and tie behaviour (:mod:`.argmin`). Offset or indirect
+and ``np.argmin`` with the loop's NaN and tie behaviour (:mod:`.argmin`); a mirrored Gram
+product (``C[a, b] = C[b, a] = Σ X[i, a] Y[i, b]`` over ``b ≥ a``, a covariance) one product
+and row-wise copies (:mod:`.gram`). Offset or indirect
 subscripts, and reductions that are none of these, are no match: the nest stays a loop nest.
 A block is only a candidate: the search measures and verifies it like every other variant.
 
@@ -36,6 +38,7 @@ from ..front.loops import Loop
 from .argmin import match_argmin
 from .catalogue import emit
 from .contraction import normalize
+from .gram import match_gram
 from .legality import legal
 from .scalars import live_after
 from .triangular import match_triangular
@@ -87,7 +90,8 @@ def match_nest(root: ast.For, may_alias: Callable[[str, str], bool] | None = Non
     """
     nest = normalize(root)
     if nest is None:
-        return match_triangular(root, may_alias, live) or match_argmin(root, may_alias, live)
+        return match_triangular(root, may_alias, live) or match_argmin(root, may_alias, live) \
+            or match_gram(root, may_alias, live)
     if legal(nest, may_alias) is not None:
         return None
     if live is not None:
