@@ -102,3 +102,23 @@ def col_sums_reassigned(X, out, k):
         for i in range(rows):
             s += X[i, j]
         out[j] = s
+
+
+def col_sums_unpacked(X, out):
+    """``rows, cols = X.shape``: both sizes."""
+    rows, cols = X.shape
+    for j in range(cols):
+        s = 0.0
+        for i in range(rows):
+            s += X[i, j]
+        out[j] = s
+
+
+def col_sums_unpacked_tuple(X, out, t):
+    """``rows, cols = t``: a tuple argument, not a shape: may be negative."""
+    rows, cols = t
+    for j in range(cols):
+        s = 0.0
+        for i in range(rows):
+            s += X[i, j]
+        out[j] = s

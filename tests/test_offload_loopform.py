@@ -99,8 +99,13 @@ def test_slices_up_to_a_size_name_need_no_max():
     assert "out[:cols]" in b.call and "np.zeros(cols)" in b.numba_call
 
 
-@pytest.mark.parametrize("fn", [K.col_sums_param, K.col_sums_reassigned],
-                         ids=["parameter", "reassigned"])
+def test_names_unpacked_from_a_shape_are_sizes():
+    assert "max(" not in _block(K.col_sums_unpacked).call
+
+
+@pytest.mark.parametrize("fn", [K.col_sums_param, K.col_sums_reassigned,
+                                K.col_sums_unpacked_tuple],
+                         ids=["parameter", "reassigned", "unpacked_tuple"])
 def test_a_name_that_may_be_negative_keeps_max(fn):
     b = _block(fn)
     assert "max(cols, 0)" in b.call and "max(cols, 0)" in b.numba_call
