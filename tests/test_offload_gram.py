@@ -73,3 +73,15 @@ def test_output_that_is_a_view_of_the_operand_is_refused():
     K.cov_scalar(want, want)
     v.compile(on_alias="serial")(got, got)
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", sorted(POSITIVE))
+def test_cuda_block_array_code_check_with_numpy_standing_in_for_cupy(name):
+    """The CuPy side: the generated code run with ``_xp = numpy`` (an array-code check of the
+    statements and transfers, not a GPU run)."""
+    fn = getattr(K, name)
+    (b,) = _gram(fn)
+    v = offload.transform(fn, [], target="cupy", blocks=[b.id], array_module=np)
+    args = POSITIVE[name]()
+    ok, err = verify(_run(v.compile(), args), _run(fn, args))
+    assert ok, err
