@@ -12,7 +12,9 @@ products, tensor contractions, sums and means along axes, axpy, scal, transpose)
 statements become several calls, an elementwise epilogue a fused loop. Triangular bounds
 (``range(i + 1)``, ``range(i, n)`` …) keep the loop over rows around exact row-wise calls
 (:mod:`.triangular`); an argmin/argmax over candidates becomes chunked direct-form distances
-and ``np.argmin`` with the loop's NaN and tie behaviour (:mod:`.argmin`). Offset or indirect
+and ``np.argmin`` with the loop's NaN and tie behaviour (:mod:`.argmin`); a mirrored Gram
+product (``C[a, b] = C[b, a] = Σ X[i, a] Y[i, b]`` over ``b ≥ a``, a covariance) one product
+and row-wise copies (:mod:`.gram`). Offset or indirect
 subscripts, and reductions that are none of these, are no match: the nest stays a loop nest.
 A block is only a candidate: the search measures and verifies it like every other variant.
 
@@ -36,6 +38,7 @@ from ..front.loops import Loop
 from .argmin import match_argmin
 from .catalogue import emit
 from .contraction import normalize
+from .gram import match_gram
 from .legality import legal
 from .scalars import live_after
 from .triangular import match_triangular
@@ -53,6 +56,8 @@ class Block:
     line: int
     pattern: str
     call: str
+    #: the numba variant's replacement when it differs from ``call`` (:mod:`.loopform`)
+    numba_call: str = ""
 
     @property
     def id(self) -> str:
@@ -64,7 +69,9 @@ class Block:
 
 
 def match_nest(root: ast.For, may_alias: Callable[[str, str], bool] | None = None,
-               live: Callable[[str], bool] | None = None) -> tuple[str, str] | None:
+               live: Callable[[str], bool] | None = None,
+               numba: bool = False,
+               sizes: frozenset[str] = frozenset()) -> tuple[str, str] | None:
     """(catalogue entry, replacement source) for the nest rooted at ``root``, or None.
 
     Parameters
@@ -76,20 +83,26 @@ def match_nest(root: ast.For, may_alias: Callable[[str, str], bool] | None = Non
     live : callable, optional
         ``live(name)``: whether a name's value after the nest may be read; loop variables and
         scalar temporaries must be dead.
+    numba : bool, default False
+        The numba form of the replacement (:func:`.catalogue.emit`).
+    sizes : frozenset of str, optional
+        Names that always hold a size (never negative; :func:`.catalogue.emit`).
     """
     nest = normalize(root)
     if nest is None:
-        return match_triangular(root, may_alias, live) or match_argmin(root, may_alias, live)
+        return match_triangular(root, may_alias, live) or match_argmin(root, may_alias, live) \
+            or match_gram(root, may_alias, live)
     if legal(nest, may_alias) is not None:
         return None
     if live is not None:
         private = set(nest.bounds) | set(nest.temps)
         if any(live(v) for v in private):
             return None
-    return emit(nest)
+    return emit(nest, numba, sizes)
 
 
-def find_blocks(loops: list[Loop], aliases: object = None) -> list[Block]:
+def find_blocks(loops: list[Loop], aliases: object = None,
+                sizes: frozenset[str] = frozenset()) -> list[Block]:
     """The function blocks among ``loops`` (a function's loop tree, pre-order).
 
     Parameters
@@ -100,6 +113,9 @@ def find_blocks(loops: list[Loop], aliases: object = None) -> list[Block]:
     aliases : AliasInfo, optional
         The function's :class:`~hetlab.offload.analysis.aliases.AliasInfo`: arrays that may
         share storage are never a block's output and operand.
+    sizes : frozenset of str, optional
+        Names every assignment of which is a size (``n = A.shape[0]``): slices up to them
+        need no ``max(n, 0)``.
 
     Returns
     -------
@@ -115,11 +131,17 @@ def find_blocks(loops: list[Loop], aliases: object = None) -> list[Block]:
         inside = [x for x in loops if x.index == lp.index or _under(x, lp, loops)]
         if any(x.unsupported for x in inside):
             continue
-        got = match_nest(lp.node, may_alias, lambda v, p=lp.path: live_after(p, v))
+        def live(v: str, p: list = lp.path) -> bool:
+            return live_after(p, v)
+
+        got = match_nest(lp.node, may_alias, live, sizes=sizes)
         if got is None:
             continue
+        alt = match_nest(lp.node, may_alias, live, numba=True, sizes=sizes)
+        fast = alt[1] if alt is not None and alt[1] != got[1] else ""
         covered |= {x.index for x in inside}
-        found.append(Block(len(found), lp.id, tuple(x.id for x in inside), lp.line, *got))
+        found.append(Block(len(found), lp.id, tuple(x.id for x in inside), lp.line, *got,
+                           numba_call=fast))
     return found
 
 

@@ -30,6 +30,7 @@ import ast
 import re
 
 from .contraction import Ref, Stmt, TensorNest, Term
+from .loopform import loop_form
 from .vectorize import array_expr
 
 __all__ = ["emit", "LIBRARY"]
@@ -46,8 +47,12 @@ class _NoMatch(Exception):
 
 
 class _Emitter:
-    def __init__(self, nest: TensorNest) -> None:
+    def __init__(self, nest: TensorNest, numba: bool = False,
+                 sizes: frozenset[str] = frozenset()) -> None:
         self.nest = nest
+        self.nonneg = nest.nonneg | sizes
+        self.numba = numba
+        self.init: str | None = None
         self.temps = set(nest.temps.values()) | {t for t, _ in nest.private.values()}
         self.lines: list[str] = []
         self.k = 0
@@ -75,7 +80,7 @@ class _Emitter:
                 parts.append(":")
                 continue
             row = _ROW.match(stop)
-            if not _EXTENT.match(stop) and not (row and row.group(1) in self.nest.nonneg):
+            if not _EXTENT.match(stop) and not (row and row.group(1) in self.nonneg):
                 stop = f"max({stop}, 0)"
             parts.append(f"{'' if start == '0' else start}:{stop}")
         if all(p == ":" for p in parts) and not fixed:
@@ -219,6 +224,10 @@ class _Emitter:
         if s.scale is not None:
             self.lines.append(f"{tgt} {s.op} {s.scale}")
             return "scal"
+        if self.numba:
+            got_l = loop_form(self, s, op, self.init, self.rewrite)
+            if got_l is not None:
+                return got_l
         if s.terms is None:
             return self.vector(s, op) or self.loop(s)
         if s.summed and any(set(s.summed) - {v for r in t.refs for v in r.idx}
@@ -240,7 +249,7 @@ class _Emitter:
             return self.loop(s)
         rhs = " + ".join(g[1] for g in got).replace("+ -1 * ", "- ")
         if s.out.name in self.temps and op == "=" and kinds in (["axpy"], ["transpose"]) \
-                and len(s.terms[0].coef) == 0:
+                and len(s.terms[0].coef) == 0 and not s.terms[0].div:
             rhs = f"np.copy({rhs})"  # a fresh temporary, not a view
         self.lines.append(f"{tgt} {op} {rhs}")
         if kinds == ["fill"]:
@@ -293,6 +302,10 @@ class _Emitter:
         self.lines.append(pad + ast.unparse(ast.fix_missing_locations(node)))
         return "epilogue"
 
+    def rewrite(self, s: Stmt) -> ast.stmt:
+        """``s``'s statement with scalar temporaries read as their elements."""
+        return _Temps(self.nest.temps, s).visit(ast.parse(ast.unparse(s.node)).body[0])
+
     def defined(self, s: Stmt) -> bool:
         return any(line.startswith(f"{s.out.name} ") for line in self.lines)
 
@@ -313,13 +326,17 @@ class _Temps(ast.NodeTransformer):
         return ast.copy_location(ast.Subscript(ast.Name(t, ast.Load()), sub, node.ctx), node)
 
 
-def emit(nest: TensorNest) -> tuple[str, str] | None:
+def emit(nest: TensorNest, numba: bool = False,
+         sizes: frozenset[str] = frozenset()) -> tuple[str, str] | None:
     """(entry name, NumPy statements) replacing ``nest``, or None when not in the catalogue.
 
     Parameters
     ----------
     nest : TensorNest
         A normalized nest that :func:`.legality.legal` accepted.
+    numba : bool, default False
+        The numba form: statements over two or more loops that are not contractions become
+        ordered, parallel loops (:mod:`.loopform`) instead of NumPy array expressions.
 
     Returns
     -------
@@ -327,7 +344,7 @@ def emit(nest: TensorNest) -> tuple[str, str] | None:
         The entry (``"matmul"``, ``"matvec+matvec"``, ``"sum+scal"`` …) and the replacement
         source (one statement per line; a batched product or an epilogue adds loops).
     """
-    em = _Emitter(nest)
+    em = _Emitter(nest, numba, sizes)
     kinds: list[tuple[str, Stmt]] = []
     stmts = nest.stmts
     skip: set[int] = set()
@@ -342,10 +359,12 @@ def emit(nest: TensorNest) -> tuple[str, str] | None:
             if _zero_init(s) and nxt is not None and stmts[nxt].op == "+=" \
                     and stmts[nxt].out == s.out and stmts[nxt].scale is None:
                 skip.add(nxt)
+                em.init = s.terms[0].coef[0]  # type: ignore[index]
                 s, op = stmts[nxt], "="
             elif s.out.name in em.temps and s.op != "=" and not em.defined(s):
                 return None
             kinds.append((em.stmt(s, op), s))
+            em.init = None
     except _NoMatch:
         return None
     for name, (temp, shared) in sorted(nest.private.items()):

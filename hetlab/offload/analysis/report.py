@@ -270,8 +270,8 @@ def _analyze_loop(loop: Loop, loops: list[Loop], tree: LoopTree,
 
 
 def _size_names(tree: ast.FunctionDef) -> frozenset[str]:
-    """Names every assignment of which is a size (``A.shape[0]``, ``len(x)``, ``A.size``):
-    never negative."""
+    """Names every assignment of which is a size (``A.shape[0]``, ``len(x)``, ``A.size``, an
+    element of ``n, m = A.shape``): never negative."""
     def size(node: ast.AST) -> bool:
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
             return node.value.attr == "shape"
@@ -286,7 +286,10 @@ def _size_names(tree: ast.FunctionDef) -> frozenset[str]:
             n, (ast.AugAssign, ast.AnnAssign, ast.For)) else []
         for t in targets:
             for name in (x for x in ast.walk(t) if isinstance(x, ast.Name)):
-                good = isinstance(n, ast.Assign) and t is name and size(n.value)
+                good = isinstance(n, ast.Assign) and (
+                    (t is name and size(n.value))
+                    or (isinstance(t, ast.Tuple) and name in t.elts  # n, m = A.shape
+                        and isinstance(n.value, ast.Attribute) and n.value.attr == "shape"))
                 ok[name.id] = ok.get(name.id, True) and good
     params = {a.arg for a in (*tree.args.posonlyargs, *tree.args.args)}
     return frozenset(k for k, v in ok.items() if v and k not in params)
@@ -346,5 +349,5 @@ def analyze(fn: Callable[..., Any] | FunctionSource) -> Report:
     reports = [_analyze_loop(lp, tree.loops, tree, src.namespace, aliases, nonneg)
                for lp in tree.loops]
     return Report(src.name, src.params, reports, tree.notes, src,
-                  find_blocks(tree.loops, aliases), aliases,
+                  find_blocks(tree.loops, aliases, nonneg), aliases,
                   find_transforms(src.tree, tree, reports, aliases))

@@ -260,7 +260,7 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
         node.iter.func = ast.Name("prange", ast.Load())
     for key in blocks:
         b = report.block(key)
-        call = ast.parse(b.call).body
+        call = ast.parse(b.numba_call or b.call).body
         if not _replace(tree.body, ids[b.nest], call):  # pragma: no cover - ids come from tree
             raise AssertionError(f"block {b.id}: nest {b.nest} not found")
     for key, text in (replace or {}).items():
