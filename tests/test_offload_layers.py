@@ -19,8 +19,10 @@ LAYERS = {"runtime": 0, "front": 0, "examples": 0, "analysis": 1, "targets": 2,
 
 
 def _offload_graph() -> dict[str, set[str]]:
-    return {m: {d for d in deps if d.startswith(PREFIX)}
-            for m, deps in graph().items() if m.startswith(PREFIX)}
+    def inside(mod: str) -> bool:  # hetlab.offload and below, not hetlab.offload_memory
+        return mod == PREFIX or mod.startswith(PREFIX + ".")
+
+    return {m: {d for d in deps if inside(d)} for m, deps in graph().items() if inside(m)}
 
 
 def _layer(mod: str) -> int:

@@ -232,8 +232,6 @@ class FusedPlan:
     ----------
     in_features, out_features : list of int
         Per layer.
-    path : str
-        "avx2" (the fused kernel) or "float32" (one numba ``gemv_q`` per unit).
 
     Examples
     --------
