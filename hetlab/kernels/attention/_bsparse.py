@@ -4,10 +4,10 @@ One ``prange`` task per (head, query block of ``block`` rows). The task's kept k
 (its row of the mask, ascending) are taken in *panels* of up to :data:`PANEL_KEYS` keys:
 the panel's key blocks — one slice when they are consecutive, else copied into one
 contiguous buffer — make one ``S = Q_I · K_panelᵀ`` GEMM (``np.dot``: scipy's BLAS sgemm,
-single-threaded inside the tasks as in :mod:`._flash`). A 64 × 64 × 64 GEMM runs at about
-half the rate of a 64 × 1024 × 64 one, so one GEMM per kept block would waste what the
-sparsity saves; the gather copies ``keep·block·(d + d_v)`` values per task, a few percent of
-its ``2·block·keep·block·(d + d_v)`` flops.
+single-threaded inside the tasks as in :mod:`._flash`). A 64 × 64 × 64 GEMM runs well
+below the rate of a 64 × 1024 × 64 one (BLAS's per-call and edge costs), so one GEMM per
+kept block would give back part of what the sparsity saves; the gather copies
+``keep·block·(d + d_v)`` values per task against its ``2·block·keep·block·(d + d_v)`` flops.
 
 :func:`sparse_float` (``bits=None``): the panel is a key tile of :func:`._flash.flash` —
 float32 weights ``2^(s − m)`` from :func:`._flash._exp2_row` (queries pre-scaled by

@@ -1,20 +1,28 @@
-"""numba block-sparse attention (PARO): the flash loop of :mod:`.numba` over kept blocks only.
+"""numba block-sparse attention (PARO): the flash kernel's BLAS tiles over kept blocks only.
 
-The plan (permutation, kept key blocks, per-block quantization of q, k, v) is the numpy
-code of :mod:`.paro`, shared with the reference; this module runs the block loop: one
-``prange`` over heads × query blocks, key blocks in ascending order, online softmax.
-``bits=None``: scores and weights in the inputs' dtype (float32 stays float32), as the flash
-kernel. ``bits=8/4``: the integer codes are held as float32 and multiplied with float32
-FMAs — exact, because every product and partial sum is an integer below 2²⁴ (q̂·k̂: at most
-127²·256 ≈ 4.1e6; P̂·v̂: at most 127²·1024 ≈ 1.65e7 < 2²⁴ ≈ 1.68e7), and float32 FMAs run
-several times faster than int32 multiplies. The scores ``q̂·k̂·s_q·s_k·scale``, the running
-maximum and the block's weight scale ``s_P = exp(max(s − m)) / Q`` are float64 as in the
-reference; the weights ``exp(s − m)`` are float32, from the flash kernel's vectorized
-polynomial exp (the costly part: one exp per score), which moves the sum ``l`` by ~1e-7
-relative — far inside the tolerance. Their codes ``round(P / s_P)`` must equal the
-reference's, so where ``P / s_P`` lies within that exp's error bound (3e-7 + |s − m|·2⁻²³
-relative; the kernel's guard uses the larger (|s − m| + 2)·2.4e-7) of a rounding boundary,
-that weight is recomputed in float64; the two then agree up to the last bits of ``exp``.
+The plan (permutation, kept key blocks) is the numpy code of :mod:`.paro`, shared with the
+reference; the per-block quantization of q, k, v runs in numba (:func:`quantized`, the same
+float64 operations as :func:`.paro.quantize_blocks`, so the same codes); the kernels are in
+:mod:`._bsparse`: one ``prange`` task per (head, query block), the kept key blocks taken in
+panels of up to :data:`._bsparse.PANEL_KEYS` keys (sliced when consecutive, else gathered),
+one sgemm per panel for ``Q·Kᵀ``.
+``bits=None``: the panel is a key tile of :mod:`._flash` (float32 exp2 polynomial, online
+softmax across panels, ``P·V`` as a second GEMM); float64 uses ``math.exp``.
+``bits=8/4``: the integer codes are held as float32 and multiplied by sgemm — exact,
+because every product and partial sum is an integer below 2²⁴ (q̂·k̂: at most
+127²·256 ≈ 4.1e6; P̂·v̂: at most 127²·1024 ≈ 1.65e7 < 2²⁴ ≈ 1.68e7). The time is that of
+float32 GEMMs on integer-valued operands, not of INT8 instructions. The scores
+``q̂·k̂·s_q·s_k·scale``, the running maximum and the block's weight scale
+``s_P = exp(max(s − m)) / Q`` are float64 as in the reference; the weights ``exp(s − m)``
+are float32, from the flash kernel's vectorized polynomial exp (one exp per score), which
+moves the sum ``l`` by ~1e-7 relative — far inside the tolerance. Their codes
+``round(P / s_P)`` must equal the reference's, so where ``P / s_P`` lies within that exp's
+error bound (3e-7 + |s − m|·2⁻²³ relative; the kernel's guard uses the larger
+(|s − m| + 2)·2.4e-7) of a rounding boundary, that weight is recomputed in float64; the two
+then agree up to the last bits of ``exp``. ``P̂·v̂`` is one exact GEMM per kept block (the
+scale ``s_P`` is per block pair); folding several blocks into one panel GEMM (each block's
+codes pre-multiplied by its scale) was tried: the extra scaling pass and the V gather cost
+more than the larger GEMM saved on the 2-core development machine, so it is not used.
 """
 
 from __future__ import annotations
@@ -26,7 +34,8 @@ import numpy as np
 from . import _bsparse, paro
 from ._flash import LOG2E, _blas_controller
 
-__all__ = ["block_sparse_attention"]
+__all__ = ["block_sparse_attention", "quantized"]
+
 
 def block_sparse_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray,
                            order: np.ndarray | None = None, density: float = 0.25,
