@@ -65,12 +65,13 @@ def _absmax(x, shift, hh, r0, rows):  # pragma: no cover - compiled
     return mx
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, fastmath={"nnan", "ninf", "nsz"}, cache=True)
 def quantize(x, shift, block, qm, codes, scales):  # pragma: no cover - compiled
     """Codes of ``x − shift`` (shift: (heads, d) float64, zeros for none) per (head, token
     block), as :func:`.paro.quantize_blocks` computes them — same float64 operations, so the
-    same codes and scales — written as float32 into ``codes`` and ``scales``. No fastmath
-    here: ``|y| / scale`` must be the IEEE quotient (not a product by the reciprocal)."""
+    same codes and scales — written as float32 into ``codes`` and ``scales``. Only the
+    no-NaN/no-inf/no-signed-zero flags (inputs are finite; they let ``min`` and the sign
+    vectorize): ``|y| / scale`` must stay the IEEE quotient, not a product by the reciprocal."""
     h, n, d = x.shape
     nb = scales.shape[1]
     for t in prange(h * nb):
