@@ -9,7 +9,8 @@ to what was reached):
   bytes / time) of the whole call and of the kernel alone, as a fraction of a STREAM triad
   timed in the same round-robin (goal ≥ 70%), and unified-max vs synchronized;
 - block-sparse attention at 25% density (bits None and 8, block 64) vs dense flash, with its
-  relative L1 error against float64 dense attention beside it (goal ≥ 2.5×);
+  relative L1 error against float64 dense attention beside it (goal ≥ 2.5×); the INT8 time
+  is that of float32 GEMMs on integer-valued codes (exact), not of INT8 instructions;
 - PARO's static (calibrated once) vs per-call block mask on the synthetic grid: errors at
   10–50% density on the calibration input, on later inputs to the same synthetic heads and
   on an unrelated draw, and the time the static mask saves per call.
@@ -20,6 +21,7 @@ run round-robin; on a shared machine they move from run to run.
     PYTHONPATH=. python benchmarks/attention.py            # full sizes (minutes)
     PYTHONPATH=. python benchmarks/attention.py --quick    # small sizes (seconds)
     PYTHONPATH=. python benchmarks/attention.py --flash-only   # only flash vs torch SDPA
+    PYTHONPATH=. python benchmarks/attention.py --sparse-only  # only block-sparse vs flash
 """
 
 from __future__ import annotations
@@ -75,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="small sizes")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--flash-only", action="store_true", help="only flash vs torch SDPA")
+    p.add_argument("--sparse-only", action="store_true",
+                   help="only block-sparse vs dense flash (n = 4096, or 512 with --quick)")
     args = p.parse_args(argv)
 
     import numba
@@ -100,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         torch = None
     path = (f"numba flash (_flash.py: BLAS GEMM tiles {_flash.BLOCK_Q}x{_flash.BLOCK_K}, "
             "online softmax, exp2 polynomial)")
-    for n in sizes:
+    for n in [] if args.sparse_only else sizes:
         q, k, v = (rng.standard_normal((heads, n, d), dtype=np.float32) for _ in range(3))
         fns = {"numba": lambda q=q, k=k, v=v: hl.attention(q, k, v, device="numba")}
         if torch is not None:
@@ -123,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.flash_only:
         return 0
 
-    decode(rng, cpu, cache, args.repeats)
+    if not args.sparse_only:
+        decode(rng, cpu, cache, args.repeats)
 
     n = sizes[-1] if args.quick else 4096
     q, k, v = (rng.standard_normal((heads, n, d), dtype=np.float32) for _ in range(3))
@@ -133,16 +138,21 @@ def main(argv: list[str] | None = None) -> int:
         fns[f"bits={bits}"] = (lambda b=bits: hl.block_sparse_attention(
             q, k, v, density=0.25, bits=b, block=64, device="numba"))
     t = interleaved(fns, args.repeats)
+    paths = {None: "float32 BLAS sgemm panels of gathered kept key blocks, exp2 polynomial",
+             8: "INT8 codes held as float32: exact integer dots by sgemm (the quantization's "
+                "numerics, float32 GEMM speed, no INT8 instructions), P̂·v̂ one GEMM per block"}
     for bits in (None, 8):
         o = hl.block_sparse_attention(q, k, v, density=0.25, bits=bits, block=64,
                                       device="numba")
         err = float(np.abs(o - dense64).sum() / np.abs(dense64).sum())
         print(f"block-sparse n={n} h={heads} d={d} density=25% bits={bits} [{cpu}]: numba "
-              f"(numba_paro.py) {t[f'bits={bits}'] * 1e3:8.2f} ms vs dense flash "
+              f"(numba_paro.py, _bsparse.py: {paths[bits]}; mask selection and quantization "
+              f"included) {t[f'bits={bits}'] * 1e3:8.2f} ms vs dense flash "
               f"{t['dense'] * 1e3:8.2f} ms = {t['dense'] / t[f'bits={bits}']:.2f}× "
               f"(goal ≥ 2.5×); rel. L1 error vs dense {err:.3f} (random q/k/v: no block "
-              "structure)")
-    static_mask(cpu, args.quick, args.repeats)
+              "structure)", flush=True)
+    if not args.sparse_only:
+        static_mask(cpu, args.quick, args.repeats)
     return 0
 
 

@@ -99,9 +99,11 @@ w = np.exp(s_row - s_row.max())
 print(f"softmax of the whole row:       {w @ v_col / w.sum():.4f}")
 
 # %% [markdown]
-# hetlab's numba flash attention does exactly this with 64 × 64 tiles, in float32, one thread
-# per (head, query tile). It is held to the float64 reference within the spec's tolerance
-# (derived in `hetlab/kernels/attention/spec.py`):
+# hetlab's numba flash attention does exactly this in float32 with tiles of 256 queries ×
+# 256 keys, one task per (head, query tile): each tile's scores `S = Q·Kᵀ` and its `P·V`
+# are BLAS matrix products (single-threaded BLAS inside the parallel tasks), the weights
+# `2^(s − m)` come from a vectorized polynomial. It is held to the float64 reference within
+# the spec's tolerance (derived in `hetlab/kernels/attention/spec.py`):
 
 # %%
 rng = np.random.default_rng(7)
