@@ -317,6 +317,33 @@ def bench_plan(quick: bool, repeats: int, threads: int, bw: float) -> None:
           f"({t['numpy'] / t['fused']:.2f}×) {tag(run.path)}")
 
 
+def bench_dispatch(shapes: list[tuple[int, int]], repeats: int, threads: int) -> None:
+    """``hl.gemv_q`` against its default W4 kernel called directly (validated arguments, output
+    reused): the per-call cost of dispatch (validation, backend and path choice, allocation),
+    on a tiny matrix where it dominates and on the benchmark's shapes."""
+    from hetlab.kernels.quant import numba as qn
+    from hetlab.kernels.quant.formats import F16_TO_F32
+
+    path = qn.w4_paths()[0]
+    for out, n_in in shapes:
+        rng = np.random.default_rng([out, n_in, 7])
+        qw = quant.quantize(rng.normal(0.0, 0.02, (out, n_in)).astype(np.float32), bits=4,
+                            group_size=128)
+        x = rng.standard_normal(n_in).astype(np.float32)
+        head, _ = qn._common(qw)
+        y = np.empty(out, np.float32)
+        kern = qn._W4_KERNELS["gemv"][path]
+        args = (*head, x, F16_TO_F32, qw.group_size, y, threads)
+        fns = {"api": lambda qw=qw, x=x: hl.gemv_q(qw, x, device="numba"),
+               "kernel": lambda kern=kern, args=args: kern(*args)}
+        if not np.array_equal(fns["api"](), fns["kernel"]()):
+            raise SystemExit(f"dispatch {out}×{n_in}: hl.gemv_q differs from its kernel")
+        t = {k: v[0] for k, v in time_alternating(fns, repeats).items()}
+        print(f"dispatch W4 g128 {out}×{n_in}: hl.gemv_q {t['api'] * 1e6:.1f} µs, its kernel "
+              f"alone {t['kernel'] * 1e6:.1f} µs (median): {(t['api'] - t['kernel']) * 1e6:+.1f} "
+              f"µs per call {tag(path)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small shapes, few repeats")
@@ -408,6 +435,8 @@ def main(argv: list[str] | None = None) -> int:
         if "torch" in g:
             line += f", torch int4 {g['torch'] * 1e3:.3f} ({g['torch'] / h:.2f}×)"
         print(f"{line} {tag(qn.w4_paths('gemm')[0])}")
+    print()
+    bench_dispatch([(128, 128), shapes[0]], repeats, threads)
     print()
     for bits in (3, 8):
         bench_bits(out, n_in, bits, repeats, threads, bw)

@@ -68,7 +68,7 @@ from numba import prange
 from ._simd import LANES, fetch_add, gdot4_acc, gdot4_vnni_acc, idot4_vnni_acc
 
 __all__ = ["gemv4", "gemv4_vnni", "gemv_w4a8_vnni", "gemm4", "gemm4_vnni", "prepare_x4",
-           "prepare_limbs", "read_words", "OUTLIER_RATIO"]
+           "group_sums", "prepare_limbs", "read_words", "OUTLIER_RATIO"]
 
 #: a 128-activation block whose max |x| exceeds this times its mean |x| takes the float
 #: path in :func:`gemv4_vnni` (its small entries would lose too much in 22-bit fixed point)
@@ -100,6 +100,17 @@ def prepare_x4(x, gs, xp, xsum):  # pragma: no cover - compiled
                 tot += v
                 xp[base + j * nwp + i] = v * scale
                 scale *= np.float32(0.0625)
+        xsum[g] = tot
+
+
+@numba.njit(**_OPTS)
+def group_sums(x, gs, xsum):  # pragma: no cover - compiled
+    """``xsum[g] = Σ_k x[g·gs + k]`` in float32: the group sums of :func:`prepare_x4` alone
+    (the VNNI kernels need the permuted copy only for blocks with outliers)."""
+    for g in range(xsum.shape[0]):
+        tot = np.float32(0)
+        for k in range(g * gs, (g + 1) * gs):
+            tot += x[k]
         xsum[g] = tot
 
 
@@ -283,14 +294,18 @@ def gemv4_vnni(qflat, nw, scales, zeros, zsym, x, table, gs, out, nchunk
                ):  # pragma: no cover - compiled
     """:func:`gemv4` with AVX512-VNNI integer group dots (``_simd.HAS_VNNI`` machines only)."""
     n = x.shape[0]
-    xp = np.empty(n, np.float32)
     xsum = np.empty(scales.shape[1], np.float32)
-    prepare_x4(x, gs, xp, xsum)
     xl = np.empty(3 * n, np.int8)
     xf = np.empty(n // 128, np.float32)
     ok = np.empty(n // 128, np.bool_)
     prepare_limbs(x, xl, xf, ok)
     all_ok = ok.all()
+    # the permuted float copy serves only blocks with outliers: skipped when there are none
+    xp = np.empty(0 if all_ok else n, np.float32)
+    if all_ok:
+        group_sums(x, gs, xsum)
+    else:
+        prepare_x4(x, gs, xp, xsum)
     n_out = out.shape[0]
     nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
     counter = np.zeros(1, np.int64)
@@ -329,10 +344,13 @@ def gemm4_vnni(qflat, nw, scales, zeros, zsym, X, table, gs, out, nchunk
     ok = np.empty(m * nk, np.bool_)
     all_ok = np.empty(m, np.bool_)
     for t in range(m):
-        prepare_x4(X[t], gs, xp[t * n:(t + 1) * n], xsum[t * ng:(t + 1) * ng])
         prepare_limbs(X[t], xl[3 * n * t:3 * n * (t + 1)], xf[t * nk:(t + 1) * nk],
                       ok[t * nk:(t + 1) * nk])
         all_ok[t] = ok[t * nk:(t + 1) * nk].all()
+        if all_ok[t]:  # the permuted copy serves only blocks with outliers
+            group_sums(X[t], gs, xsum[t * ng:(t + 1) * ng])
+        else:
+            prepare_x4(X[t], gs, xp[t * n:(t + 1) * n], xsum[t * ng:(t + 1) * ng])
     n_out = out.shape[1]
     nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
     counter = np.zeros(1, np.int64)
