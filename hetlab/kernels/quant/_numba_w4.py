@@ -43,6 +43,16 @@ retried blindly):
 - two weight rows per iteration of :func:`gemv4_vnni` (the limb loads and per-block scalars
   shared, two accumulators): measured slower than one row at a time on one and on two
   threads (2026-12-01, 4096×4096, best of 40 calls each);
+- (2026-12-01, one thread, 4096×4096, fastest of 30 calls in 6 interleaved rounds, busy
+  machine) the high nibbles by ``vpmultishiftqb`` on AVX512-VBMI CPUs instead of a shift
+  (512-bit shifts share port 0 with the six ``vpdpbusd`` of a block): 558 → 546 µs and
+  559 → 546 in two runs, identical results; on top of it, the limbs chained Horner-style
+  (``d = (d << 7) + next limb's dots``, two adds fewer per block): 497 vs 499 µs, no gain.
+  The kernel stays at ~66% of the one-thread floor (``read_words``: 326–353 µs in the same
+  runs): by instruction count (six ``vpdpbusd``, two shifts and a conversion on port 0 per
+  128 weights) it is port-bound, not memory-bound, on this CPU;
+- the permuted float copy of x (:func:`prepare_x4`) is built only when a block has outliers
+  (the VNNI kernels need only the group sums otherwise: :func:`group_sums`);
 - flat GEMM, 16 rows × 4096×4096: decoding each weight row once per activation row in the
   float kernel (:func:`gemm4`) 22 ms; :func:`gemm4_vnni` (limbs prepared once per
   activation row, each weight row meeting every activation row in L1) 6.7–12 ms, against
