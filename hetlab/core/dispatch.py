@@ -71,7 +71,11 @@ def data_home(spec: KernelSpec, kwargs: Mapping[str, Any]) -> str:
     DeviceMismatchError
         The arrays live on different devices.
     """
-    owners = _owners(spec, kwargs)
+    return _place(spec, _owners(spec, kwargs))
+
+
+def _place(spec: KernelSpec, owners: Mapping[str, str]) -> str:
+    """:func:`data_home` from the owners already found (each container is listed once)."""
     places = set(owners.values())
     if len(places) > 1:
         listing = ", ".join(f"{n} on {o}" for n, o in owners.items())
@@ -87,7 +91,7 @@ def resolve_backend(
 ) -> tuple[Backend, bool]:
     """Return ``(backend, inputs_on_host)`` for a call, refusing mixed or misplaced arrays."""
     owners = _owners(spec, kwargs)
-    place = data_home(spec, kwargs)
+    place = _place(spec, owners)
     if device is None:
         backend = get_backend("numpy" if place == _HOST else place)
     else:

@@ -43,6 +43,16 @@ retried blindly):
 - two weight rows per iteration of :func:`gemv4_vnni` (the limb loads and per-block scalars
   shared, two accumulators): measured slower than one row at a time on one and on two
   threads (2026-12-01, 4096×4096, best of 40 calls each);
+- (2026-12-01, one thread, 4096×4096, fastest of 30 calls in 6 interleaved rounds, busy
+  machine) the high nibbles by ``vpmultishiftqb`` on AVX512-VBMI CPUs instead of a shift
+  (512-bit shifts share port 0 with the six ``vpdpbusd`` of a block): 558 → 546 µs and
+  559 → 546 in two runs, identical results; on top of it, the limbs chained Horner-style
+  (``d = (d << 7) + next limb's dots``, two adds fewer per block): 497 vs 499 µs, no gain.
+  The kernel stays at ~66% of the one-thread floor (``read_words``: 326–353 µs in the same
+  runs): by instruction count (six ``vpdpbusd``, two shifts and a conversion on port 0 per
+  128 weights) it is port-bound, not memory-bound, on this CPU;
+- the permuted float copy of x (:func:`prepare_x4`) is built only when a block has outliers
+  (the VNNI kernels need only the group sums otherwise: :func:`group_sums`);
 - flat GEMM, 16 rows × 4096×4096: decoding each weight row once per activation row in the
   float kernel (:func:`gemm4`) 22 ms; :func:`gemm4_vnni` (limbs prepared once per
   activation row, each weight row meeting every activation row in L1) 6.7–12 ms, against
@@ -68,7 +78,7 @@ from numba import prange
 from ._simd import LANES, fetch_add, gdot4_acc, gdot4_vnni_acc, idot4_vnni_acc
 
 __all__ = ["gemv4", "gemv4_vnni", "gemv_w4a8_vnni", "gemm4", "gemm4_vnni", "prepare_x4",
-           "prepare_limbs", "read_words", "OUTLIER_RATIO"]
+           "group_sums", "prepare_limbs", "read_words", "OUTLIER_RATIO"]
 
 #: a 128-activation block whose max |x| exceeds this times its mean |x| takes the float
 #: path in :func:`gemv4_vnni` (its small entries would lose too much in 22-bit fixed point)
@@ -100,6 +110,17 @@ def prepare_x4(x, gs, xp, xsum):  # pragma: no cover - compiled
                 tot += v
                 xp[base + j * nwp + i] = v * scale
                 scale *= np.float32(0.0625)
+        xsum[g] = tot
+
+
+@numba.njit(**_OPTS)
+def group_sums(x, gs, xsum):  # pragma: no cover - compiled
+    """``xsum[g] = Σ_k x[g·gs + k]`` in float32: the group sums of :func:`prepare_x4` alone
+    (the VNNI kernels need the permuted copy only for blocks with outliers)."""
+    for g in range(xsum.shape[0]):
+        tot = np.float32(0)
+        for k in range(g * gs, (g + 1) * gs):
+            tot += x[k]
         xsum[g] = tot
 
 
@@ -283,14 +304,18 @@ def gemv4_vnni(qflat, nw, scales, zeros, zsym, x, table, gs, out, nchunk
                ):  # pragma: no cover - compiled
     """:func:`gemv4` with AVX512-VNNI integer group dots (``_simd.HAS_VNNI`` machines only)."""
     n = x.shape[0]
-    xp = np.empty(n, np.float32)
     xsum = np.empty(scales.shape[1], np.float32)
-    prepare_x4(x, gs, xp, xsum)
     xl = np.empty(3 * n, np.int8)
     xf = np.empty(n // 128, np.float32)
     ok = np.empty(n // 128, np.bool_)
     prepare_limbs(x, xl, xf, ok)
     all_ok = ok.all()
+    # the permuted float copy serves only blocks with outliers: skipped when there are none
+    xp = np.empty(0 if all_ok else n, np.float32)
+    if all_ok:
+        group_sums(x, gs, xsum)
+    else:
+        prepare_x4(x, gs, xp, xsum)
     n_out = out.shape[0]
     nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
     counter = np.zeros(1, np.int64)
@@ -329,10 +354,13 @@ def gemm4_vnni(qflat, nw, scales, zeros, zsym, X, table, gs, out, nchunk
     ok = np.empty(m * nk, np.bool_)
     all_ok = np.empty(m, np.bool_)
     for t in range(m):
-        prepare_x4(X[t], gs, xp[t * n:(t + 1) * n], xsum[t * ng:(t + 1) * ng])
         prepare_limbs(X[t], xl[3 * n * t:3 * n * (t + 1)], xf[t * nk:(t + 1) * nk],
                       ok[t * nk:(t + 1) * nk])
         all_ok[t] = ok[t * nk:(t + 1) * nk].all()
+        if all_ok[t]:  # the permuted copy serves only blocks with outliers
+            group_sums(X[t], gs, xsum[t * ng:(t + 1) * ng])
+        else:
+            prepare_x4(X[t], gs, xp[t * n:(t + 1) * n], xsum[t * ng:(t + 1) * ng])
     n_out = out.shape[1]
     nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
     counter = np.zeros(1, np.int64)

@@ -99,6 +99,10 @@ def gdot4_acc(typingctx, q, wb, xp, xb, nwp, acc, s):
 
 
 # --- AVX512-VNNI: integer dot products of 4-bit codes with int8 activation limbs ----------
+# Per 128 codes: one 64-byte load, the low nibbles (``and``), the high nibbles, 2 × limbs
+# ``vpdpbusd``, the limb combine, one conversion and one FMA. 512-bit shifts, ``vpdpbusd`` and
+# conversions all issue on port 0 on Intel cores, so on CPUs with AVX512-VBMI the high nibbles
+# come from ``vpmultishiftqb`` (port 5) instead of a shift (measured ~2% faster, identical).
 
 _VNNI = "llvm.x86.avx512.vpdpbusd.512"
 
@@ -135,6 +139,25 @@ def _splat_i(value: int):  # pragma: no cover - compile time
     return ir.Constant(_VI, [ir.Constant(_I32, value)] * LANES)
 
 
+_I8X64 = ir.VectorType(ir.IntType(8), 64)
+#: ``vpmultishiftqb`` control: byte j of each qword takes bits 8j+4 … 8j+11 (rotating), so
+#: its low nibble is the high nibble of byte j
+_NIBBLE_SHIFT = ir.Constant(_I8X64, [ir.Constant(ir.IntType(8), 8 * (i % 8) + 4)
+                                     for i in range(64)])
+
+
+def _high_nibbles(builder, words):  # pragma: no cover - compile time
+    """``(words >> 4) & 0x0F0F0F0F`` per lane: ``vpmultishiftqb`` (a shuffle-port op) where
+    the CPU has AVX512-VBMI, else a shift (port 0 for 512-bit vectors, as ``vpdpbusd``)."""
+    if "avx512vbmi" in host_features():
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(_I8X64, [_I8X64, _I8X64]),
+            "llvm.x86.avx512.pmultishift.qb.512")
+        picked = builder.call(fn, [_NIBBLE_SHIFT, builder.bitcast(words, _I8X64)])
+        return builder.and_(builder.bitcast(picked, _VI), _splat_i(0x0F0F0F0F))
+    return builder.and_(builder.lshr(words, _splat_i(4)), _splat_i(0x0F0F0F0F))
+
+
 def _vnni_intrinsic(nlimbs: int, name: str, doc: str):
     """An intrinsic ``f(q, wb, xl, xb, acc, f)`` for ``nlimbs`` int8 limbs (see below)."""
 
@@ -150,7 +173,7 @@ def _vnni_intrinsic(nlimbs: int, name: str, doc: str):
             q_, wb_, xl_, xb_, acc_, f_ = args
             words, _ = _load(context, builder, signature.args[0], q_, wb_, _VI)
             lo = builder.and_(words, _splat_i(0x0F0F0F0F))
-            hi = builder.and_(builder.lshr(words, _splat_i(4)), _splat_i(0x0F0F0F0F))
+            hi = _high_nibbles(builder, words)
             dp = cgutils.get_or_insert_function(builder.module,
                                                 ir.FunctionType(_VI, [_VI, _VI, _VI]), _VNNI)
             d = None

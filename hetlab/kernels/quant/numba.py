@@ -309,6 +309,7 @@ _W4_HOST = {op: tuple(select_w4_paths(host_features(), op, amx_granted=HAS_AMX))
             for op in _W4_ORDER}
 #: each operation's default path on this CPU (fixed at import: read on every call)
 _W4_DEFAULT = {op: w4_paths(op)[0] for op in _W4_ORDER}
+_W4_LISTED = {op: ", ".join(w4_paths(op)) for op in _W4_ORDER}
 
 
 def w4_path(op: str = "gemv") -> str:
@@ -316,7 +317,7 @@ def w4_path(op: str = "gemv") -> str:
     the ``hetlab`` logger the first time each operation takes each path)."""
     path = _w4_forced or _W4_DEFAULT[op]
     log_once(_log, (op, path), "quant: W4 %s takes the %s path (%s; this CPU has %s)", op, path,
-             "forced by use_w4_path" if _w4_forced else "default", ", ".join(w4_paths(op)))
+             "forced by use_w4_path" if _w4_forced else "default", _W4_LISTED[op])
     return path
 
 
