@@ -1,6 +1,7 @@
 """Time the answer-key designs of each suite kernel against each other (issue 17, part 3).
 
-For each kernel: every design of ``designs_dense.DESIGNS`` / ``designs_grid.DESIGNS`` plus
+For each kernel: every design in the ``DESIGNS`` of ``designs_dense``, ``designs_vec`` and
+``designs_grid``, plus
 serial ``numba.njit`` of the plain function (``plain_njit``), each first checked against the
 plain function's serial njit at a small size, then timed on the kernel's full size in
 interleaved rounds (the designs in a rotated order each round, fresh inputs every call, min
@@ -21,8 +22,9 @@ import numpy as np
 from offload_suite import SUITE
 from offload_suite.designs_dense import DESIGNS as _DENSE
 from offload_suite.designs_grid import DESIGNS as _GRID
+from offload_suite.designs_vec import DESIGNS as _VEC
 
-DESIGNS = {**_DENSE, **_GRID}
+DESIGNS = {**_DENSE, **_VEC, **_GRID}
 
 
 def _outputs(fn, args):

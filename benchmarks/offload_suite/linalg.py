@@ -153,7 +153,7 @@ def args_trmm(n, seed):
     return (1.5, g.random((n, n)), g.random((n, n + 10)))
 
 
-# the answer keys: the fastest design of designs_dense (see README.md)
+# the answer keys: the design of designs_dense kept for each kernel (README.md says why)
 gemm_beta_first_hand = _d.gemm_beta_first_blas
 gemm_alpha_inside_hand = _d.gemm_alpha_inside_blas
 chain2_hand = _d.chain2_blas_expr

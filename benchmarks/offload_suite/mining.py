@@ -147,7 +147,7 @@ def args_hist(n, seed):
     return (g.normal(0.0, 1.0, n), -3.0, 3.0, np.zeros(64, dtype=np.int64))
 
 
-# the answer keys: the fastest design of designs_other (see README.md)
+# the answer keys: the design of designs_other kept for each kernel (README.md says why)
 covariance_matrix_hand = _d.covariance_matrix_blas
 correlation_matrix_hand = _d.correlation_matrix_blas
 nearest_centroid_hand = _d.nearest_centroid_prange

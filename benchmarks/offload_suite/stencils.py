@@ -113,7 +113,7 @@ def args_fdtd(n, seed):
             g.random((n, n + 10)))
 
 
-# the answer keys: the fastest design of designs_grid (see README.md)
+# the answer keys: the design of designs_grid kept for each kernel (README.md says why)
 smooth_1d_hand = _d.smooth_1d_prange
 smooth_2d_hand = _d.smooth_2d_prange
 heat_cube_hand = _d.heat_cube_prange
