@@ -91,7 +91,7 @@ dot_loop_hand = _d.dot_loop_prange
 axpy_loop_hand = _d.axpy_loop_prange
 scal_loop_hand = _d.scal_loop_prange
 block_transform_hand = _d.block_transform_blas
-mode2_product_hand = _d.mode2_product_blas
+mode2_product_hand = _d.mode2_product_run1
 
 KERNELS = [
     SuiteKernel("dot_loop", "blas", dot_loop, args_vec2, dot_loop_hand, 6_000_000, 50, ("i",),

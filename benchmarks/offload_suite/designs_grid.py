@@ -17,7 +17,7 @@ def smooth_1d_prange(steps, a, b):
     """Answer key: two prange loops per step, no temporaries.
 
     Tried: ``run1`` (slice expressions under ``parallel=True``: 93-459 ms on the loaded machine,
-    8.6 ms in the quiet run). Kept: 79-320 ms loaded; the serial loop (24-34 ms) beat both there.
+    8.6 ms in the quiet run). 79-320 ms loaded; lost to ``run1`` in the quiet window.
     """
     n = a.shape[0]
     for _ in range(steps):
@@ -29,6 +29,11 @@ def smooth_1d_prange(steps, a, b):
 
 @numba.njit(parallel=True)
 def smooth_1d_run1(steps, a, b):
+    """Answer key: slice expressions under ``parallel=True`` (parfors fuse each into one loop).
+
+    Tried: ``prange`` (explicit loops): 9.66-9.85 ms vs 8.58-9.3 ms in the quiet window
+    (16:17 UTC), serial loop 11.2-11.8 ms. Kept: fastest quiet (loaded it lost to both).
+    """
     for _ in range(steps):
         b[1:-1] = (a[:-2] + a[1:-1] + a[2:]) / 3.0
         a[1:-1] = (b[:-2] + b[1:-1] + b[2:]) / 3.0

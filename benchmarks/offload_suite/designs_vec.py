@@ -45,6 +45,11 @@ def normal_matvec_fused(A, x, y, tmp):
 
 @numba.njit
 def dual_matvec_blas(A, p, r, q, s):
+    """Answer key: ``np.dot(A, p, q); np.dot(r, A, s)``, two GEMVs, plain njit.
+
+    Tried: ``fused`` (one serial sweep over A: 4.68 ms quiet; it won under load 6-10),
+    ``run1`` (``parallel=True``: 8.5 ms). Kept: 1.66 ms in the quiet window (16:17 UTC).
+    """
     np.dot(A, p, q)
     np.dot(r, A, s)
 
@@ -53,8 +58,8 @@ def dual_matvec_blas(A, p, r, q, s):
 def dual_matvec_fused(A, p, r, q, s):
     """Answer key: one sweep over A, both products per row (q[i] and s += r[i] * A[i]), plain njit.
 
-    Tried: ``blas`` (two GEMVs: 24-38 ms), ``run1`` (``parallel=True``: 45-85 ms). Kept: A
-    (32 MB) is read once; 16.7-17.7 ms, fastest in both timings.
+    Tried: ``blas`` (two GEMVs: 24-38 ms), ``run1`` (``parallel=True``: 45-85 ms). Fastest in
+    both loaded timings (A read once), but 4.68 ms against ``blas`` 1.66 ms in the quiet window.
     """
     N, M = A.shape
     s[:] = 0.0
@@ -248,7 +253,7 @@ def mode2_product_blas(X, M, Y):
     """Answer key: ``np.dot(M, X[a], Y[a])`` per a (GEMM into the output slice), plain njit.
 
     Tried: ``prange`` (b-l-c loops, unit-stride inner c: 11.6 ms), ``run1`` (``M @ X[a]`` in a
-    prange: 12.3 ms). Kept: 0.97 ms.
+    prange: 12.3 ms). Lost to ``run1`` in the quiet window (0.82 vs 0.51 ms).
     """
     for a in range(X.shape[0]):
         np.dot(M, X[a], Y[a])
@@ -269,6 +274,11 @@ def mode2_product_prange(X, M, Y):
 
 @numba.njit(parallel=True)
 def mode2_product_run1(X, M, Y):
+    """Answer key: ``Y[a] = M @ X[a]`` in a prange over a.
+
+    Tried: ``blas`` (``np.dot(M, X[a], Y[a])`` serially: 0.82 ms quiet, 0.97 loaded),
+    ``prange`` (b-l-c loops: 1.71 ms). Kept: 0.51 ms in the quiet window (16:17 UTC).
+    """
     for a in prange(X.shape[0]):
         Y[a] = M @ X[a]
 

@@ -120,7 +120,7 @@ def args_outer(n, seed):
 
 # the answer keys: the design of designs_vec kept for each kernel (README.md says why)
 normal_matvec_hand = _d.normal_matvec_blas
-dual_matvec_hand = _d.dual_matvec_fused
+dual_matvec_hand = _d.dual_matvec_blas
 matvec_pair_update_hand = _d.matvec_pair_update_blas
 scaled_two_gemv_hand = _d.scaled_two_gemv_blas
 rank_two_update_hand = _d.rank_two_update_blas

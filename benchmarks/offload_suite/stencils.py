@@ -114,7 +114,7 @@ def args_fdtd(n, seed):
 
 
 # the answer keys: the design of designs_grid kept for each kernel (README.md says why)
-smooth_1d_hand = _d.smooth_1d_prange
+smooth_1d_hand = _d.smooth_1d_run1
 smooth_2d_hand = _d.smooth_2d_prange
 heat_cube_hand = _d.heat_cube_prange
 gauss_seidel_2d_hand = _d.gauss_seidel_2d_serial
