@@ -20,6 +20,7 @@ from hetlab.offload.runtime.measure import copy_args, outputs_of
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
 try:
     from offload_suite import FAMILIES, SUITE
+    from offload_suite.compare_keys import DESIGNS
 finally:
     sys.path.pop(0)
 
@@ -82,6 +83,28 @@ def test_hand_written_compiled_equals_plain(name):
     k = SUITE[name]
     args = k.make_args(k.tiny + 5, 5)
     _assert_same(_outputs(k.hand, args), _outputs(k.fn, args), f"{name} hand-written (njit)")
+
+
+DESIGN_CASES = [(n, label) for n in NAMES for label in DESIGNS.get(n, {})]
+
+
+def test_every_key_was_chosen_among_timed_designs():
+    """Each kernel's answer key is one of the designs compare_keys.py times, with at least one
+    alternative, and its docstring says which designs were tried."""
+    for name, k in SUITE.items():
+        designs = DESIGNS[name]
+        assert len(designs) >= 2, name
+        assert any(fn is k.hand for fn in designs.values()), f"{name}: key not among designs"
+        assert "Tried" in (k.hand.__doc__ or ""), f"{name}: key does not say what was tried"
+
+
+@pytest.mark.parametrize(("name", "label"), DESIGN_CASES)
+def test_every_design_equals_plain_python(name, label):
+    """Every design tried (not only the kept one) computes what the plain loops compute."""
+    k = SUITE[name]
+    args = k.make_args(k.tiny, 6)
+    got = _outputs(DESIGNS[name][label].py_func, args)
+    _assert_same(got, _outputs(k.fn, args), f"{name} design {label} (Python)")
 
 
 def test_a_wrong_answer_key_is_caught():
