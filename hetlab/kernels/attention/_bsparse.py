@@ -53,7 +53,7 @@ def panel_blocks(block: int) -> int:
     return max(1, PANEL_KEYS // block)
 
 
-@njit(fastmath=True, cache=True, inline="always")
+@njit(fastmath=_FM, cache=True, inline="always")
 def _absmax(x, shift, hh, r0, rows):  # pragma: no cover - compiled
     """max |x[hh, r0:r0+rows] − shift[hh]| in float64 (0 for none). Exact under fastmath: a
     maximum of exactly computed values does not round; the flags only let it vectorize."""
@@ -111,7 +111,7 @@ def _run_end(kept_row, p0, p1, block, n):  # pragma: no cover - compiled
     return min(n, kept_row[p1 - 1] * block + block)
 
 
-@njit(fastmath=True, cache=True, inline="always")
+@njit(fastmath=_FM, cache=True, inline="always")
 def _float_panel(qs, kp, vp, first, m, lsum, acc, pv, sbuf, ebits, fbits, mb,
                  fast):  # pragma: no cover - compiled
     """One key panel of the online softmax (:func:`._flash.flash`'s tile step, no causal)."""
@@ -154,7 +154,7 @@ def _float_panel(qs, kp, vp, first, m, lsum, acc, pv, sbuf, ebits, fbits, mb,
             acc[r, e] += pv[r, e]
 
 
-@njit(parallel=True, fastmath=True, cache=True)
+@njit(parallel=True, fastmath=_FM, cache=True)
 def sparse_float(q, k, v, kept, block, scale, panel, out, fast):  # pragma: no cover
     """``out[h, I] = softmax(scale·q[h, I]·k[h, J]ᵀ) v[h, J]`` over the kept key blocks J of
     each query block I (``kept``: (heads, n_blocks, keep) ascending); q/k/v C-contiguous.

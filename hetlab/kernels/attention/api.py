@@ -20,6 +20,7 @@ for _spec in (ATTENTION, DECODE_ATTENTION, ATTENTION_REORDER, BLOCK_SPARSE_ATTEN
 register_impl("attention", "numba", "hetlab.kernels.attention.numba:attention")
 register_impl("attention", "cupy", "hetlab.kernels.attention.cupy:attention")
 register_impl("decode_attention", "numba", "hetlab.kernels.attention.numba:decode_attention")
+register_impl("decode_attention", "cupy", "hetlab.kernels.attention.cupy:decode_attention")
 register_impl("block_sparse_attention", "numba",
               "hetlab.kernels.attention.numba_paro:block_sparse_attention")
 
