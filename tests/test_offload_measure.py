@@ -262,8 +262,10 @@ def _matvec(A, x, y):
 def test_blocks_slower_than_serial_in_the_confirmation_keep_serial(monkeypatch):
     report = offload.analyze(_matvec)
     assert report.blocks  # a matvec block: tried first, kept when its trial beats serial
-    # serial 1.0, auto 1.0, the block trial 0.5 (kept); then nothing left for the loop GA
-    monkeypatch.setattr(driver, "_measure", _fake_measure([1.0, 1.0, 0.5]))
+    # serial 1.0, auto 1.0, the block trial 0.5 (kept); the block plan, serial in the
+    # confirmation, gains less than the threads could: the loops without the block are
+    # searched too (each 1.0, no better) and the kept plan stays the serial njit
+    monkeypatch.setattr(driver, "_measure", _fake_measure([1.0, 1.0, 0.5] + [1.0] * 32))
     monkeypatch.setattr(driver, "confirm_times", lambda c, a, r: {
         k: {"serial": 1.0, "auto": 1.2}.get(k, 1.5) for k in c})
     plan = offload.search(_matvec, (np.ones((4, 3)), np.ones(3), np.zeros(4)), progress=False,
@@ -271,6 +273,30 @@ def test_blocks_slower_than_serial_in_the_confirmation_keep_serial(monkeypatch):
     assert plan.block_trials and plan.blocks == () and plan.loops == []
     assert plan.speedup == pytest.approx(1.0) and plan.time_s == pytest.approx(1.0)
     assert "replaced: none kept" in plan.summary()
+    y = np.zeros(4)
+    plan.compile()(np.ones((4, 3)), np.ones(3), y)
+    np.testing.assert_allclose(y, 3.0)
+
+
+def test_loops_without_the_blocks_win_when_the_blocks_gain_less_than_the_threads(monkeypatch):
+    import numba
+
+    if numba.get_num_threads() < 2:
+        pytest.skip("needs two numba threads")
+    report = offload.analyze(_matvec)
+    assert report.blocks
+    # serial 1.0, auto 1.0, the block trial 0.9 (kept: beats serial by 1.1×, less than the
+    # threads could), then every loop candidate 1.0 in the GA
+    monkeypatch.setattr(driver, "_measure", _fake_measure([1.0, 1.0, 0.9] + [1.0] * 64))
+
+    def confirm(contenders, args, repeats):  # loops in parallel: 0.3; block or serial: 0.9
+        return {k: {"serial": 1.0, "auto": 1.2}.get(k, 0.3 if isinstance(k, tuple) and any(k)
+                                                   else 0.9) for k in contenders}
+
+    monkeypatch.setattr(driver, "confirm_times", confirm)
+    plan = offload.search(_matvec, (np.ones((4, 3)), np.ones(3), np.zeros(4)), progress=False,
+                          measure=MeasureOptions(repeats=1, confirm=2, among_work=0))
+    assert plan.blocks == () and plan.loops
     y = np.zeros(4)
     plan.compile()(np.ones((4, 3)), np.ones(3), y)
     np.testing.assert_allclose(y, 3.0)

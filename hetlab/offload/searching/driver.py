@@ -205,13 +205,25 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
                                          target=tgt, built=built)
         elif function_blocks and report.blocks:
             notes.append(f"{tgt.name}: function blocks not tried ({no_blocks})")
-        plans[tgt.name] = _search_target(
-            report, args, expected, tgt, serial, serial_v, (auto_v, auto.time_s), opts,
-            exhaustive=exhaustive, repeats=repeats, warmup=warmup, confirm=measure.confirm,
-            timeout_s=serial.time_s * measure.timeout_factor + 1.0, progress=progress,
-            thread_tolerance=measure.thread_tolerance, resume=prior.get(tgt.name), client=client,
-            blocks=blocks, block_trials=trials, base_v=built.get(blocks),
-            cost=search_cost(tgt, measure, report, args, started))
+        common = dict(exhaustive=exhaustive, repeats=repeats, warmup=warmup,
+                      confirm=measure.confirm,
+                      timeout_s=serial.time_s * measure.timeout_factor + 1.0, progress=progress,
+                      thread_tolerance=measure.thread_tolerance, resume=prior.get(tgt.name),
+                      client=client, block_trials=trials)
+        plan = _search_target(report, args, expected, tgt, serial, serial_v,
+                              (auto_v, auto.time_s), opts, blocks=blocks,
+                              base_v=built.get(blocks),
+                              cost=search_cost(tgt, measure, report, args, started), **common)
+        if blocks and plan.speedup < numba.get_num_threads():
+            # the blocks gained less than the threads could: the loops they replace, run in
+            # parallel without them, may do better (searched too; the faster plan is kept)
+            loops = _search_target(report, args, expected, tgt, serial, serial_v,
+                                   (auto_v, auto.time_s), opts, blocks=(), base_v=None,
+                                   cost=search_cost(tgt, measure, report, args, started),
+                                   **common)
+            if loops.speedup > plan.speedup:
+                plan = loops
+        plans[tgt.name] = plan
     trial = None
     for tgt in (t for t in wanted if t.stage == "nests"):
         fp, trial = fpga_plan(tgt, report, args, expected, serial, serial_v, auto.time_s,
