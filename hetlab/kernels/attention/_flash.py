@@ -48,6 +48,8 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
+from ._vexp import EXP2_POLY  # one polynomial for every float32 exp of the family
+
 __all__ = ["attention", "flash", "BLOCK_Q", "BLOCK_K", "EXP2_POLY", "LOG2E"]
 
 #: query rows per task (and per GEMM)
@@ -56,9 +58,6 @@ BLOCK_Q = 256
 BLOCK_K = 256
 #: log₂(e): queries are scaled by LOG2E/√d so the weights are powers of 2
 LOG2E = 1.4426950408889634
-#: 2^f ≈ Σ EXP2_POLY[i]·f^i on [0, 1): least-squares degree 6, relative error ≤ 6.1e-9
-EXP2_POLY = (1.0000000061006686, 0.693146838839268, 0.24023109004394078, 0.05547892877882392,
-             0.00968616939752204, 0.0012382470445335384, 0.00021871340717184224)
 
 
 @njit(fastmath=True, cache=True, inline="always")

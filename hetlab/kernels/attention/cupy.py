@@ -39,13 +39,13 @@ def decode_attention(q1: Any, k_cache: Any, v_cache: Any, softmax: str = "synchr
     Split-KV as the numba kernel (:mod:`.numba_decode`): the cache cut into ``parts`` per
     head; each part's weights are ``exp(s − r_p)`` with ``r_p`` its own maximum
     (``"synchronized"``) or the head's unified ``φ`` (``"unified-max"``, mean + 3·std of a
-    strided sample of scores, :func:`.numba_decode.unified_phi`'s rule), a part whose maximum
+    strided sample of scores, :func:`.numba_decode.unified_phi`), a part whose maximum
     leaves ``[φ − UNDERFLOW_MARGIN, φ + OVERFLOW_MARGIN]`` falling back to its own maximum;
     the combine rescales each part by ``exp(r_p − max r)`` (1 for every part that used φ).
     Sums in float64. The value checks :func:`.spec.check_cache` defers run here as two
     device reductions (max |k|, max |v|); a fault is named on the host.
     """
-    from .numba_decode import OVERFLOW_MARGIN, PHI_SAMPLE, UNDERFLOW_MARGIN, auto_parts
+    from .numba_decode import OVERFLOW_MARGIN, UNDERFLOW_MARGIN, auto_parts, unified_phi
     from .spec import check_cache, check_ranges
 
     xp = array_module(q1)
@@ -63,9 +63,7 @@ def decode_attention(q1: Any, k_cache: Any, v_cache: Any, softmax: str = "synchr
     m = xp.stack([s[:, a:b].max(axis=1) for a, b in itertools.pairwise(cuts)], 1)
     ref = m
     if softmax == "unified-max":
-        sample = s[:, :: max(1, n // PHI_SAMPLE)]
-        phi = sample.mean(axis=1) + 3.0 * sample.std(axis=1)
-        phi = xp.where(xp.isfinite(phi), phi, sample.max(axis=1))[:, None]
+        phi = xp.asarray(unified_phi(q1, k_cache))[:, None]  # NumPy calls dispatch to CuPy
         fallback = (m > phi + OVERFLOW_MARGIN) | (m < phi - UNDERFLOW_MARGIN)
         ref = xp.where(fallback, m, phi)
     top = ref.max(axis=1, keepdims=True)
