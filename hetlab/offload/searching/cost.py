@@ -74,7 +74,8 @@ class Cost:
                 p = report.loops[p].parent
             return False
 
-        return tuple(int(b and not nested(g)) for g, b in zip(genes, gene, strict=True))
+        return tuple(int(b and (":" in g or not nested(g)))  # "L1:t1": an option bit
+                     for g, b in zip(genes, gene, strict=True))
 
     def cut_s(self, best_s: float) -> float:
         return math.inf if self.cut is None else self.cut * best_s

@@ -262,6 +262,8 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
                    base_v: Variant | None = None, cost: Cost | None = None) -> Plan:
     inside = {k for b in blocks for k in report.block(b).loops}
     genes = [k for k in target.genes(report) if k not in inside]
+    n_loops = len(genes)  # then option bits ("L1:t1": tile sizes), off in the seed
+    genes += getattr(target, "option_genes", lambda *_: [])(report, args, blocks)
     n = len(genes)
     zero = (0,) * n
     cost = cost or Cost(MeasureOptions(prune=None, cut=None), None, time.perf_counter())
@@ -293,7 +295,7 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
                    default=math.inf)
 
     def loops_of(gene: tuple[int, ...]) -> list[str]:
-        return [g for g, b in zip(genes, gene, strict=True) if b]
+        return [g for g, b in zip(genes, gene, strict=True) if b and ":" not in g]
 
     def run(gene: tuple[int, ...]) -> Measurement:
         same = cost.canonical(report, genes, gene)
@@ -335,7 +337,8 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
     prior = {g: fitness(g) for g in measured}
     try:
         ga = genetic_search(n, fitness, cache=prior, on_evaluation=tick, evaluate_many=many,
-                            seeds=[report.outermost(genes)], **opts)
+                            seeds=[report.outermost(genes[:n_loops]) + zero[n_loops:]],
+                            **opts)
         ex = exhaustive_search(n, fitness, cache=ga.cache, on_evaluation=tick,
                                evaluate_many=many) if do_all else None
     finally:

@@ -239,15 +239,17 @@ def _inside(report: Report, key: str, chosen: tuple[str, ...]) -> bool:
 
 def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | None = None,
                  header: str = "", blocks: tuple[str, ...] = (),
-                 replace: dict[str, str] | None = None, transforms: bool = False) -> str:
+                 replace: dict[str, str] | None = None, transforms: bool = False,
+                 tiles: dict[str, int] | None = None) -> str:
     """Source of the numba variant: ``prange`` on ``chosen``, ``blocks`` replaced by their
     NumPy call, the nests rooted at ``replace``'s loop ids replaced by its statements (the
     FPGA host code), decorated ``@njit``.
 
     A chosen loop that is parallel only with privatized arrays (``report.transforms.private``)
     runs over chunks with a private copy each; ``transforms`` also applies the fixed passes
-    (interchange for unit stride, scalar replacement). Each change is a comment line of the
-    source (:mod:`hetlab.offload.analysis.transforms`)."""
+    (interchange for unit stride, scalar replacement); ``tiles`` (band root id → size) tiles
+    those bands. Each change is a comment line of the source
+    (:mod:`hetlab.offload.analysis.transforms`)."""
     tree = copy.deepcopy(report.source.tree)
     ids = tag_loops(tree, [lp.id for lp in report.loops])
     private = report.transforms.private
@@ -269,7 +271,7 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
     notes = apply_transforms(tree, report.transforms, report.aliases, chunked=chunked,
                              fixed=transforms, skip=skip, parallel=chosen,
                              collapsible=frozenset(lp.id for lp in report.loops
-                                                   if lp.verdict == "parallel"))
+                                                   if lp.verdict == "parallel"), tiles=tiles)
     par = bool(chosen) if parallel is None else parallel
     tree.decorator_list = [ast.Call(ast.Name("njit", ast.Load()), [],
                                     [ast.keyword("parallel", ast.Constant(par))])]

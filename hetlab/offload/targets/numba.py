@@ -8,6 +8,11 @@ with privatized arrays gets its privatization (part of that loop's gene: the cop
 memory and a sum, which only pays when the loop runs in parallel). The serial baseline stays
 the function as written.
 
+Tiling (:mod:`hetlab.offload.analysis.transforms.tiling`) is a gene: :meth:`NumbaTarget.\
+option_genes` offers two bits per legal band with reuse whose working set at the search's
+arguments exceeds L2 (ids ``"L1:t1"``, ``"L1:t2"``: tile size index into ``TILE_SIZES``);
+:meth:`NumbaTarget.generate` accepts them among ``loops``.
+
 Reductions need no rewrite (numba recognizes ``s += …`` and ``s = max(s, …)`` in a prange
 loop). Chosen function blocks (:mod:`hetlab.offload.analysis.blocks`) replace their whole
 nest by one NumPy statement (``A @ B``, ``np.dot``) inside the same ``njit`` function. After
@@ -21,7 +26,9 @@ import statistics
 from collections.abc import Iterable
 from typing import Any
 
+from ...errors import InvalidInputError
 from ..analysis.report import Report
+from ..analysis.transforms import tile_genes, tile_size
 from ..runtime.measure import measure
 from .base import TargetBase, Variant, check_blocks, check_parallel, numba_source
 
@@ -38,13 +45,37 @@ class NumbaTarget(TargetBase):
     def generate(self, report: Report, loops: Iterable[str | int] = (), *,
                  parallel: bool | None = None, blocks: Iterable[str | int] = (),
                  transforms: bool | None = None, **_: Any) -> Variant:
-        chosen = check_parallel(report, loops, private_ok=True)
+        loops = list(loops)
+        bits = {k for k in loops if isinstance(k, str) and ":t" in k}
+        tiles = {t.loops[0]: s for t in report.transforms.tilings
+                 if (s := tile_size(t.loops[0], bits)) is not None}
+        known = {g for t in report.transforms.tilings for g in t.genes()}
+        if bits - known:
+            raise InvalidInputError(
+                f"offload.transform: {', '.join(sorted(bits - known))} are not tile genes of "
+                f"{report.name}; its tile genes are {', '.join(sorted(known)) or 'none'}.")
+        chosen = check_parallel(report, [k for k in loops if k not in bits], private_ok=True)
         chosen_blocks = check_blocks(report, blocks, chosen)
-        fixed = bool(chosen) if transforms is None else transforms
+        fixed = bool(chosen or tiles) if transforms is None else transforms
         return Variant(report.name, self.name, chosen,
                        numba_source(report, chosen, parallel=parallel, blocks=chosen_blocks,
-                                    transforms=fixed),
+                                    transforms=fixed, tiles=tiles),
                        dict(report.source.namespace), blocks=chosen_blocks)
+
+    def option_genes(self, report: Report, args: tuple,
+                     blocks: tuple[str, ...] = ()) -> list[str]:
+        """Tile-size gene bits (two per band) of the tileable bands outside ``blocks`` whose
+        working set at ``args`` exceeds this machine's L2 (trip counts from the static
+        model); none for smaller nests, so they cost the search nothing."""
+        if not report.transforms.tilings:
+            return []
+        from ..searching.model import StaticModel
+
+        trips = StaticModel(report, args, 1).trips
+        sizes = {n: a.dtype.itemsize for n, a in zip(report.params, args, strict=False)
+                 if hasattr(a, "dtype")}
+        inside = {k for b in blocks for k in report.block(b).loops}
+        return tile_genes(report.transforms.tilings, trips, sizes, inside)
 
     def fixed_serial(self, report: Report, blocks: tuple[str, ...] = ()) -> Variant | None:
         """The serial ``njit`` with the fixed passes (a serial loop nest gains from an

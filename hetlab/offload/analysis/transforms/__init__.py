@@ -15,7 +15,10 @@ of the generated source (:mod:`.rewrite`).
   loops carrying nothing becomes one ``prange`` over the ``(i, j)`` pairs, so a short ``i``
   still feeds every thread (the div/mod per pair stays outside the innermost loop).
 
-Not done: tiling of reuse loops.
+* **tiling** (a gene, :mod:`.tiling`): a fully permutable rectangular band of perfectly
+  nested loops with reuse is strip-mined and its tile loops moved outside, tile size
+  {none, 32, 64, 128} chosen by the search (offered only when the band's working set at the
+  search's arguments exceeds L2); the tile loop of a ``prange`` loop stays the ``prange``.
 
 Every transformation is a line of ``report.transforms`` and ``str(report)`` and a comment in
 the generated source.
@@ -31,13 +34,15 @@ from ...front.loops import LoopTree
 from .plan import Interchange, Transforms, plan_transforms
 from .privatize import Privatization
 from .rewrite import apply_transforms, loop_id, tag_loops
+from .tiling import TILE_SIZES, Tiling, plan_tiling, tile_genes, tile_size
 
 if TYPE_CHECKING:
     from ..aliases import AliasInfo
     from ..report import LoopReport
 
 __all__ = ["Interchange", "Privatization", "Transforms", "plan_transforms",
-           "apply_transforms", "tag_loops", "loop_id", "find_transforms"]
+           "apply_transforms", "tag_loops", "loop_id", "find_transforms", "Tiling",
+           "TILE_SIZES", "tile_genes", "tile_size"]
 
 
 def find_transforms(func: ast.FunctionDef, tree: LoopTree, reps: list[LoopReport],
@@ -45,6 +50,7 @@ def find_transforms(func: ast.FunctionDef, tree: LoopTree, reps: list[LoopReport
     """The legal transformations of ``func``'s loops, with the lines of the fixed passes as
     the numba variant applies them (a rewrite of a copy of ``func``)."""
     xf = plan_transforms(tree, reps, aliases)
+    xf.tilings = plan_tiling(tree, reps, aliases, xf.refused)
     probe = copy.deepcopy(func)
     tag_loops(probe, [r.id for r in reps])
     skip = frozenset(r.id for r in reps if r.verdict == "unsupported")

@@ -72,6 +72,8 @@ class Transforms:
     refused: list[str] = field(default_factory=list)
     #: lines of the fixed passes only visible in the rewrite (scalar replacement)
     rewrite_notes: list[str] = field(default_factory=list)
+    #: bands that may be tiled (:class:`~.tiling.Tiling`; the tile size is a search gene)
+    tilings: list[Any] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         out = [str(x) for x in self.interchanges]

@@ -24,13 +24,12 @@ from typing import TYPE_CHECKING
 
 from .plan import Interchange, Transforms
 from .privatize import Privatization
+from .tiling import _ID, apply_tiling
 
 if TYPE_CHECKING:
     from ..aliases import AliasInfo
 
 __all__ = ["tag_loops", "apply_transforms", "loop_id"]
-
-_ID = "_hl_id"
 
 
 def _fors(stmts: list[ast.stmt]) -> Iterator[ast.For]:
@@ -314,7 +313,8 @@ def apply_transforms(func: ast.FunctionDef, xf: Transforms, aliases: AliasInfo, 
                      chunked: tuple[str, ...] = (), fixed: bool = True,
                      skip: frozenset[str] = frozenset(),
                      parallel: tuple[str, ...] = (),
-                     collapsible: frozenset[str] = frozenset()) -> list[str]:
+                     collapsible: frozenset[str] = frozenset(),
+                     tiles: dict[str, int] | None = None) -> list[str]:
     """Apply ``xf`` to ``func`` (tagged by :func:`tag_loops`, modified in place).
 
     ``chunked``: ids of loops that run in parallel with their privatizations; ``fixed``:
@@ -323,7 +323,9 @@ def apply_transforms(func: ast.FunctionDef, xf: Transforms, aliases: AliasInfo, 
     ``prange`` — an interchange that would move one of them deeper (one parallel region per
     iteration of the loop put outside it) is left out; ``collapsible``: loops that carry no
     dependence and no reduction (a chosen one and its parallel inner loop are collapsed into
-    one ``prange``). Returns one line per change.
+    one ``prange``); ``tiles``: band root id → tile size of the bands of ``xf.tilings`` to
+    tile (the search's gene, :mod:`.tiling`; applied after the interchange). Returns one line
+    per change.
     """
     notes: list[str] = []
     nodes = _live(func)
@@ -337,6 +339,18 @@ def apply_transforms(func: ast.FunctionDef, xf: Transforms, aliases: AliasInfo, 
                 continue
             if _interchange(func, x, nodes):
                 notes.append(str(x))
+    for t in xf.tilings:
+        size = (tiles or {}).get(t.loops[0])
+        if size is None:
+            continue
+        if set(t.loops) & (set(chunked) | skip):
+            notes.append(f"{'/'.join(t.loops)}: tiling left out (a loop of the band runs "
+                         "over chunks or is not supported)")
+            continue
+        line = apply_tiling(func, t, size, _live(func))
+        notes.append(line if line is not None else
+                     f"{'/'.join(t.loops)}: tiling left out (the band is no longer a perfect "
+                     "nest here, or a parallel loop's tile loop would carry a dependence)")
     if fixed:
         ok = set(collapsible) - set(chunked)
         for node in list(_fors(func.body)):
