@@ -8,10 +8,14 @@ the suite's test size. ``--before ROOT`` also prints the verdicts of another che
 hetlab (e.g. main before this work), run in a subprocess. ``--time`` adds, for kernels with an
 interchange, serial njit as written vs serial njit with the fixed passes, and the variant with
 the outermost loops in parallel vs serial (one shared machine: indicative, not clean figures).
+``--tiling`` times the tiling gene on a transpose copy and a matmul nest written as loops
+(function blocks not used): the fixed passes alone vs the same plus tiling by 32/64/128,
+serial and with the outer loop in ``prange``, printed as ratios (shared machine: noisy).
 
 Run from the repository root::
 
     PYTHONPATH=. python benchmarks/offload_transforms.py [--before /path/to/main] [--time]
+    PYTHONPATH=. python benchmarks/offload_transforms.py --tiling [--tiling-n 3000]
 """
 
 from __future__ import annotations
@@ -123,6 +127,53 @@ def report(suite_dir: Path, before: dict[str, list[str]] | None, timing: bool,
           + ", ".join(f"{k} {n}" for k, n in sorted(fired.items())))
 
 
+def _transpose_copy(A, B):
+    n, m = A.shape
+    for i in range(n):
+        for j in range(m):
+            B[j, i] = A[i, j]
+
+
+def _matmul_loops(A, B, C):
+    for i in range(A.shape[0]):
+        for j in range(B.shape[1]):
+            for k in range(A.shape[1]):
+                C[i, j] += A[i, k] * B[k, j]
+
+
+def tiling_demo(n: int, n_mm: int) -> None:
+    """Untiled vs tiled variants (same fixed passes), serial and outer loop in prange."""
+    from hetlab.offload import analyze
+    from hetlab.offload.targets.registry import get_target
+
+    numba_t = get_target("numba")
+    rng = np.random.default_rng(0)
+    cases = [("transpose copy", _transpose_copy, (rng.random((n, n + 7)), np.zeros((n + 7, n)))),
+             ("matmul as loops", _matmul_loops,
+              (rng.random((n_mm, n_mm + 3)), rng.random((n_mm + 3, n_mm + 5)),
+               np.zeros((n_mm, n_mm + 5))))]
+    print("tiling (one shared machine, other jobs running: noisy, indicative only)")
+    for name, fn, args in cases:
+        rep = analyze(fn)
+        genes = numba_t.option_genes(rep, args)
+        shape = " x ".join(str(a.shape) for a in args)
+        print(f"== {name} {shape}: tile genes offered by the search: {genes or 'none'}")
+        for par in ([], ["L1"]):
+            base = numba_t.generate(rep, par, transforms=True).compile()
+            t0 = _best(base, args, repeats=3)
+            ref = copy.deepcopy(args)
+            base(*ref)
+            row = [f"{'prange L1' if par else 'serial':<9} untiled {t0 * 1e3:8.1f} ms"]
+            for bits, size in ((["L1:t1"], 32), (["L1:t2"], 64), (["L1:t1", "L1:t2"], 128)):
+                v = numba_t.generate(rep, par + bits, transforms=True).compile()
+                out = copy.deepcopy(args)
+                v(*out)
+                same = all(np.array_equal(a, b) for a, b in zip(ref, out, strict=True))
+                t = _best(v, args, repeats=3)
+                row.append(f"T={size}: {t0 / t:.2f}x{'' if same else ' (DIFFERS)'}")
+            print("   " + "; ".join(row))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--suite-dir", type=Path, default=HERE,
@@ -130,8 +181,15 @@ def main() -> None:
     ap.add_argument("--before", type=Path, help="root of another checkout to compare with")
     ap.add_argument("--time", action="store_true", help="also time the kernels (full size)")
     ap.add_argument("--kernels", nargs="*", help="only these kernels (names)")
+    ap.add_argument("--tiling", action="store_true",
+                    help="time the tiling gene (transpose copy, matmul as loops) and stop")
+    ap.add_argument("--tiling-n", type=int, default=3000, help="transpose size (rows)")
+    ap.add_argument("--tiling-mm", type=int, default=400, help="matmul size")
     ap.add_argument("--verdicts-json", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.tiling:
+        tiling_demo(a.tiling_n, a.tiling_mm)
+        return
     if a.verdicts_json:
         print(json.dumps(verdicts(a.suite_dir)))
         return
