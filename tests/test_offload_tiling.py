@@ -188,3 +188,24 @@ def test_search_declines_or_keeps_tiling_verified():
     on = {g for g, b in zip(plan.genes, plan.best, strict=True) if b}
     size = tile_size("L1", on)
     assert (f"by {size}" in plan.source()) == (size is not None)
+
+
+def offset_start(A, B):  # inner loop from 2 (a non-negative constant) and used as an index only
+    n, m = A.shape
+    for i in range(n):
+        for j in range(2, m):
+            B[j, i] = A[i, j]
+
+
+@pytest.mark.parametrize("fn, unsigned", [(matmul, True), (transpose, True), (offset_start, True),
+                                          (stencil, False), (seidel_ok, False)])
+def test_inner_point_loop_unsigned_only_where_plain_index(fn, unsigned):
+    """The innermost point loop runs on uint64 (no wrap-around test, so LLVM vectorizes it)
+    only when its variable is nothing but a subscript index; j - 1 must stay int64."""
+    src = transform(analyze(fn), ["L1:t1"]).source
+    assert ("range(_hl_u64(" in src) is unsigned, src
+    assert ("uint64 as _hl_u64" in src) is unsigned
+    if fn is offset_start:
+        args = (RNG.random((40, 70)), np.zeros((70, 40)))
+        got, want = _run(fn, ["L1:t1"], args), _plain(fn, args)
+        np.testing.assert_array_equal(got[1], want[1])

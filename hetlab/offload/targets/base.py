@@ -286,7 +286,8 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
     head += "".join(f"\n# transform: {n}" for n in notes)
     if chunked:
         head += "\nimport numpy as _hl_np\nfrom numba import get_num_threads as _hl_threads"
-    return f"{head}\nfrom numba import njit, prange\n\n\n{body}\n"
+    imports = "njit, prange, uint64 as _hl_u64" if "_hl_u64(" in body else "njit, prange"
+    return f"{head}\nfrom numba import {imports}\n\n\n{body}\n"
 
 
 def alias_guard(report: Report) -> AliasGuard:
