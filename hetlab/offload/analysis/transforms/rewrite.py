@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from .plan import Interchange, Transforms
 from .privatize import Privatization
 from .tiling import _ID, apply_tiling
+from .unsigned import unsigned_indices
 
 if TYPE_CHECKING:
     from ..aliases import AliasInfo
@@ -376,4 +377,5 @@ def apply_transforms(func: ast.FunctionDef, xf: Transforms, aliases: AliasInfo, 
             line = _scalar_replace(func, node, aliases, counter)
             if line is not None:
                 notes.append(line)
+        notes += unsigned_indices(func)
     return notes

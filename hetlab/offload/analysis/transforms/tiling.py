@@ -376,14 +376,10 @@ def apply_tiling(func: ast.FunctionDef, t: Tiling, size: int,
             heads_src.append(f"{ind}for {t_var} in range({lo}, {hi_var}, {size}):")
     text = "\n".join(pre + heads_src) + "\n"
     depth = len(parts)
-    # a non-negative constant lower bound: the tile offsets are then never negative
-    unsigned = parts[-1][3][0].isdigit() and _index_only(parts[-1][2], chain[-1].body)
     for k, (_node, key, var, (_lo, _hi), _p) in enumerate(parts):
         ind = "    " * (depth + k)
-        lo_s, hi_s = f"_hl_t{key}", f"min(_hl_t{key} + {size}, _hl_hi{key})"
-        if k == depth - 1 and unsigned:  # see _index_only: keeps the inner loop vectorized
-            lo_s, hi_s = f"_hl_u64({lo_s})", f"_hl_u64({hi_s})"
-        text += f"{ind}for {var} in range({lo_s}, {hi_s}):\n"
+        text += (f"{ind}for {var} in range(_hl_t{key}, min(_hl_t{key} + {size}, "
+                 f"_hl_hi{key})):\n")
     text += "    " * (2 * depth) + "pass\n"
     new = ast.parse(text).body
     loop: ast.stmt = new[-1]
@@ -399,37 +395,6 @@ def apply_tiling(func: ast.FunctionDef, t: Tiling, size: int,
     par = [v for (_n, _k, v, _b, p) in parts if p]
     tail = f"; tile loop of {', '.join(par)} in parallel" if par else ""
     return t.describe(size) + tail
-
-
-def _index_only(var: str, body: list[ast.stmt]) -> bool:
-    """Whether ``var`` appears in ``body`` only as a whole subscript index (``X[i, var]``).
-
-    A tile's point loop starts at a variable offset, so numba cannot prove its index is
-    non-negative and keeps the negative-index wrap-around test in the loop, which stops LLVM
-    from vectorizing it (measured 3-4x slower than the untiled loop on a matmul nest). An
-    unsigned (uint64) loop variable has no wrap-around test; it is used only where the
-    variable is nothing but an index, since uint64 mixed with int64 arithmetic gives float64
-    in numba. The bounds are non-negative tile offsets, so the values are the same.
-    """
-    ok = True
-
-    def visit(node: ast.AST, as_index: bool) -> None:
-        nonlocal ok
-        if isinstance(node, ast.Name) and node.id == var:
-            ok = ok and as_index
-            return
-        if isinstance(node, ast.Subscript):
-            visit(node.value, False)
-            parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-            for e in parts:
-                visit(e, True)
-            return
-        for child in ast.iter_child_nodes(node):
-            visit(child, False)
-
-    for stmt in body:
-        visit(stmt, False)
-    return ok
 
 
 def _splice(func: ast.FunctionDef, node: ast.stmt, new: list[ast.stmt]) -> None:
