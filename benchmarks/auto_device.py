@@ -61,11 +61,12 @@ def cases(kernel: str, limit: float, max_size: int) -> list[int]:
     return sizes
 
 
-def program(spec, args: dict, calls: int) -> tuple[list[str], list[str], object]:
+def program(spec, raw: dict, args: dict, calls: int) -> tuple[list[str], list[str], object]:
     """A user's program: ``calls`` real ``device="auto"`` calls of one case in a fresh
     history (:func:`hetlab.auto.forget_history`), as ``hl.<kernel>(..., device="auto")``
-    runs them; returns each call's device, what decided it, and the decision auto would
-    take on the next call (its steady state)."""
+    runs them with the case's user arguments ``raw`` (``args``: validated); returns each
+    call's device, what decided it, and the decision auto would take on the next call (its
+    steady state)."""
     import hetlab as hl
     from hetlab.auto.chooser import decide_call
     from hetlab.core.dispatch import run
@@ -73,7 +74,7 @@ def program(spec, args: dict, calls: int) -> tuple[list[str], list[str], object]
     hl.auto.forget_history()
     used, by = [], []
     for _ in range(calls):
-        run(spec, "auto", False, **args)
+        run(spec, "auto", False, **raw)
         d = hl.auto.last_choice()
         used.append(d.device)
         by.append(d.by)
@@ -118,7 +119,8 @@ def evaluate(kernel: str, sizes: list[int], devices: list[str], repeats: int,
             continue
         args = case_args(kernel, size, EVAL_SEED)
         preds = predict(spec, args, "host", fits_for_call(spec, args))
-        used, by, steady = program(spec, args, calls)
+        raw = spec.make_case(size, np.random.default_rng([EVAL_SEED, size]))  # as case_args
+        used, by, steady = program(spec, raw, args, calls)
         # the model's error on this held-out case: predicted / measured, per device
         error = {p.device: p.total_s / times[p.device] for p in preds
                  if p.device in times and math.isfinite(p.total_s)}

@@ -5,8 +5,11 @@ process's threads), and near a crossover a model off by 25% picks the slower dev
 history-based schedulers do (StarPU's history performance models), ``device="auto"``
 records the observed time of each of its own calls per (kernel, variant, device, size
 bucket), in memory, for this process only. A call is **ambiguous** when another eligible
-device's predicted time lies within the models' margin (:func:`~hetlab.auto.chooser.margin_of`)
-of the model's pick. In an ambiguous bucket auto explores, once per bucket and bounded:
+device's predicted time is below the model's pick's time or above it by less than the
+models' margin (:func:`~hetlab.auto.chooser.margin_of`); the pick's time is its prediction,
+or, once its own calls in the bucket are counted (``MIN_SAMPLES``), the measured one — so a
+confident prediction that the pick's calls prove wrong becomes ambiguous too. In an
+ambiguous bucket auto explores, once per bucket and bounded:
 
 - the model's pick and every device predicted within the margin of it (the *candidates*;
   only eligible devices — never an unavailable one, a modeled one such as the FPGA emulator,
@@ -151,12 +154,15 @@ class History:
         pick = by.get(model)
         if pick is None or not pick.eligible:
             return Decision(model, reason)
-        cands = [pick] + [p for p in preds if p.eligible and p.device != model
-                          and abs(math.log(p.total_s / pick.total_s))
-                          <= margin(pick.sigma, p.sigma)]
-        if len(cands) == 1:
-            return Decision(model, reason)
         with self._lock:
+            # the pick's own time: measured here once history has it, else predicted
+            t_pick = pick.total_s
+            if self.samples(key, model) >= self.min_samples:
+                t_pick *= self.ratio(key, model)
+            cands = [pick] + [p for p in preds if p.eligible and p.device != model
+                              and math.log(p.total_s / t_pick) <= margin(pick.sigma, p.sigma)]
+            if len(cands) == 1:
+                return Decision(model, reason)
             assigned = self._assigned.get(key, {})
             need = [p for p in cands if self.explore
                     and self.samples(key, p.device) < self.min_samples
