@@ -5,11 +5,8 @@ process's threads), and near a crossover a model off by 25% picks the slower dev
 history-based schedulers do (StarPU's history performance models), ``device="auto"``
 records the observed time of each of its own calls per (kernel, variant, device, size
 bucket), in memory, for this process only. A call is **ambiguous** when another eligible
-device's predicted time is below the model's pick's time or above it by less than the
-models' margin (:func:`~hetlab.auto.chooser.margin_of`); the pick's time is its prediction,
-or, once its own calls in the bucket are counted (``MIN_SAMPLES``), the measured one — so a
-confident prediction that the pick's calls prove wrong becomes ambiguous too. In an
-ambiguous bucket auto explores, once per bucket and bounded:
+device's predicted time lies within the models' margin (:func:`~hetlab.auto.chooser.margin_of`)
+of the model's pick. In an ambiguous bucket auto explores, once per bucket and bounded:
 
 - the model's pick and every device predicted within the margin of it (the *candidates*;
   only eligible devices — never an unavailable one, a modeled one such as the FPGA emulator,
@@ -19,9 +16,10 @@ ambiguous bucket auto explores, once per bucket and bounded:
   counted: it may hold JIT compilation); results are always right, since every device
   meets the kernel's reference contract;
 - then the candidate with the lowest *history-corrected* time wins: its model prediction
-  for this call × the median of its observed / predicted ratios in the bucket (calls of
-  different sizes in one bucket compare fairly). The winner's later calls keep updating its
-  median (the last ``KEEP``), so a device that drifts slower loses to the measured other.
+  for this call × the smallest of its observed / predicted ratios in the bucket (calls of
+  different sizes in one bucket compare fairly; the fastest call, as the calibration keeps).
+  The winner's later calls keep updating it (the last ``KEEP``), so a device that drifts
+  slower loses to the measured other.
 
 Calls that are not ambiguous follow the model; their observations are kept (shown by
 :func:`history`) but never explored. ``hl.explain`` shows when history decided.
@@ -75,12 +73,6 @@ class Decision:
     by: str = "model"
 
 
-def _median(xs: Sequence[float]) -> float:
-    s = sorted(xs)
-    n = len(s)
-    return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
-
-
 class History:
     """Observed times of auto's calls and the exploration state, per process (thread-safe).
 
@@ -114,9 +106,11 @@ class History:
         return len(self._ratios.get((*key, device), ()))
 
     def ratio(self, key: Key, device: str) -> float:
-        """Median observed / predicted time of ``device`` in the bucket (NaN when none)."""
+        """Smallest observed / predicted time of ``device`` in the bucket (NaN when none):
+        preemption and late thread wake-ups only add time, so the fastest of the kept calls
+        is the statistic least moved by the load of the moment (as in the calibration)."""
         r = self._ratios.get((*key, device))
-        return math.exp(_median(r)) if r else math.nan
+        return math.exp(min(r)) if r else math.nan
 
     def record(self, key: Key, device: str, predicted_s: float, observed_s: float) -> bool:
         """Record one call of ``device`` (seconds); returns whether it was counted (a device's
@@ -155,12 +149,13 @@ class History:
         if pick is None or not pick.eligible:
             return Decision(model, reason)
         with self._lock:
-            # the pick's own time: measured here once history has it, else predicted
-            t_pick = pick.total_s
-            if self.samples(key, model) >= self.min_samples:
-                t_pick *= self.ratio(key, model)
+            # predicted within the margin of the pick, either way (the pick's *measured* time
+            # here is not used: auto's calls are spaced by Python work, and numba's threads,
+            # woken after each gap, ran 1.3-2.5x slower than back to back on this machine,
+            # numpy's not: confident picks were re-opened and lost to that bias)
             cands = [pick] + [p for p in preds if p.eligible and p.device != model
-                              and math.log(p.total_s / t_pick) <= margin(pick.sigma, p.sigma)]
+                              and abs(math.log(p.total_s / pick.total_s))
+                              <= margin(pick.sigma, p.sigma)]
             if len(cands) == 1:
                 return Decision(model, reason)
             assigned = self._assigned.get(key, {})
@@ -192,7 +187,7 @@ class History:
         with self._lock:
             items = list(self._ratios.items())
         return [{"kernel": k, "variant": v, "bucket": b, "device": d, "samples": len(q),
-                 "observed_over_predicted": math.exp(_median(q))}
+                 "observed_over_predicted": math.exp(min(q))}
                 for (k, v, b, d), q in items if kernel is None or k == kernel]
 
 
@@ -212,8 +207,8 @@ def history(kernel: Any = None) -> Any:
     -------
     pandas.DataFrame
         Columns ``kernel``, ``variant``, ``bucket`` (floor log2 of declared bytes, flops),
-        ``device``, ``samples`` (counted calls kept) and ``observed_over_predicted`` (median
-        ratio of observed to predicted time).
+        ``device``, ``samples`` (counted calls kept) and ``observed_over_predicted`` (the
+        smallest ratio of observed to predicted time, what history uses).
 
     Raises
     ------
