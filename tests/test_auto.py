@@ -365,7 +365,9 @@ def test_the_evaluation_runs_and_reports(tmp_path):
                           "--kernels", "spmv", "--max-size", "64", "--limit", "1e-9",
                           "--rounds", "2", "--repeats", "1"], env=env, capture_output=True,
                          text=True, timeout=300, check=True).stdout
-    assert "cases 1: best picks" in out and "regret geomean" in out
+    assert "first call (the model alone): cases 1: best picks" in out and "regret geomean" in out
+    assert "steady state (the pick after 16 auto calls, history included): cases 1:" in out
+    assert "exploration: " in out and "best-device calls" in out
     assert "noise: max/min of a device's per-round minima (2 rounds of 1 calls)" in out
     assert "model error on these held-out cases" in out
     assert "'numba_layer'" in out  # the threading it asked configure_threads for, and got

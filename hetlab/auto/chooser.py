@@ -20,11 +20,16 @@ Never chosen: a device that is unavailable, one whose timing is modeled (the FPG
 one whose model comes from a recording, or another device than the one holding device
 arrays (hetlab never moves device arrays silently). Every choice is logged on the
 ``hetlab.auto`` logger (INFO, once per kernel, device and reason kind).
+
+Inside the margin the model cannot tell the devices apart: there this process's history of
+auto's own calls decides (:mod:`hetlab.auto.history`: a bounded exploration once per size
+bucket, then the measured-faster device).
 """
 
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,12 +37,16 @@ from typing import Any
 from ..core.registry import backend_names, get_backend, supported_backends
 from ..core.spec import Cost, KernelSpec
 from ..log import get_logger, log_once
+from .history import HISTORY, Decision, Key, bucket_of
 from .model import DeviceFit
 
-__all__ = ["Prediction", "predict", "decide", "choose", "home_device", "bytes_of", "margin_of",
+__all__ = ["Prediction", "predict", "decide", "decide_call", "choose", "observe",
+           "last_choice", "home_device", "bytes_of", "margin_of",
            "SIGMA_FLOOR", "MAX_MARGIN", "ACCEPTED_REGRET"]
 
 _log = get_logger("hetlab.auto")
+#: this thread's last auto call: (kernel, id(validated), key, predicted s per device, Decision)
+_LAST = threading.local()
 #: smallest error a model is trusted to (log time): timing noise at ~3%
 SIGMA_FLOOR = 0.03
 #: the worst regret (time of the pick / best time) the evaluation accepts
@@ -192,13 +201,44 @@ def decide(preds: Sequence[Prediction], home: str) -> tuple[str, str]:
                        f"margin ({band:.2f}×): staying on {home_name}")
 
 
-def choose(spec: KernelSpec, validated: dict[str, Any], home: str) -> str:
-    """The chooser behind ``device="auto"`` (installed by ``import hetlab.auto``)."""
-    from .calibrate import fits_for_call
+def decide_call(spec: KernelSpec, validated: Mapping[str, Any], home: str, *,
+                commit: bool = True) -> tuple[list[Prediction], Decision, Key]:
+    """This call's predictions, the decision (the model's, refined by this process's
+    history of auto's calls: :mod:`hetlab.auto.history`) and its history key.
+
+    ``commit=False`` looks without counting the call as one of an exploration
+    (``hl.explain``, the evaluation's steady-state pick).
+    """
+    from .calibrate import fits_for_call, variant_of
 
     preds = predict(spec, validated, home, fits_for_call(spec, validated))
     device, reason = decide(preds, home)
-    log_once(_log, (spec.name, device, reason.split(" ")[0]),
-             "auto: %s on %s (%s)", spec.name, device, reason)
-    _log.debug("auto: %s on %s (%s)", spec.name, device, reason)
-    return device
+    key = (spec.name, variant_of(spec, validated), bucket_of(spec.cost(validated)))
+    return preds, HISTORY.decide(key, preds, device, reason, margin_of, commit=commit), key
+
+
+def choose(spec: KernelSpec, validated: dict[str, Any], home: str) -> str:
+    """The chooser behind ``device="auto"`` (installed by ``import hetlab.auto``)."""
+    preds, d, key = decide_call(spec, validated, home)
+    _LAST.call = (spec.name, id(validated), key, {p.device: p.total_s for p in preds}, d)
+    log_once(_log, (spec.name, d.device, d.by, d.reason.split(" ")[0]),
+             "auto: %s on %s (%s)", spec.name, d.device, d.reason)
+    _log.debug("auto: %s on %s (%s)", spec.name, d.device, d.reason)
+    return d.device
+
+
+def observe(spec: KernelSpec, validated: dict[str, Any], device: str, seconds: float) -> None:
+    """Record the time of the ``device="auto"`` call :func:`choose` just decided (the hook
+    ``core.dispatch`` calls after it returned) in :data:`~hetlab.auto.history.HISTORY`."""
+    last = getattr(_LAST, "call", None)
+    if last is None or last[0] != spec.name or last[1] != id(validated):
+        return
+    _, _, key, predicted, _ = last
+    if device in predicted:
+        HISTORY.record(key, device, predicted[device], seconds)
+
+
+def last_choice() -> Decision | None:
+    """The decision of this thread's last ``device="auto"`` call (None before the first)."""
+    last = getattr(_LAST, "call", None)
+    return None if last is None else last[4]

@@ -9,13 +9,14 @@ from typing import Any
 from ..core.dispatch import data_home
 from ..core.registry import get_kernel
 from ..errors import InvalidInputError
-from .calibrate import fits_for_call, variant_of
-from .chooser import decide, predict
+from .calibrate import variant_of
+from .chooser import decide_call
+from .history import HISTORY
 
 __all__ = ["explain"]
 
 _COLUMNS = ["available", "source", "compute_s", "transfer_s", "launch_s", "total_s", "jit_s",
-            "margin", "chosen", "reason"]
+            "margin", "history_s", "samples", "chosen", "reason"]
 
 
 def _bind(kernel: Any, spec: Any, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -56,9 +57,13 @@ def explain(kernel: Any, *args: Any, **kwargs: Any) -> Any:
         recorded, modeled or none), ``compute_s``, ``transfer_s`` (host↔device copies; 0 for
         resident data), ``launch_s`` (fixed cost per call), ``total_s`` (their sum, what is
         compared), ``jit_s`` (first call's extra, not counted), ``margin`` (the model's
-        held-out relative error near this call's size, ``exp(sigma) - 1``), ``chosen`` and
-        ``reason``.
-        ``attrs["choice"]`` and ``attrs["reason"]`` repeat the decision; ``attrs["variant"]``
+        held-out relative error near this call's size, ``exp(sigma) - 1``), ``history_s``
+        (the predicted time corrected by the median observed/predicted ratio of auto's own
+        calls in this size bucket, NaN without any), ``samples`` (those calls), ``chosen``
+        and ``reason``.
+        ``attrs["choice"]`` and ``attrs["reason"]`` repeat the decision, ``attrs["decided_by"]``
+        says by what: ``"model"``, ``"exploring"`` (the next auto call would explore an
+        ambiguous case) or ``"history"`` (measured times decided); ``attrs["variant"]``
         names the calibrated variant of the call (its flag and choice arguments).
 
     Raises
@@ -81,17 +86,19 @@ def explain(kernel: Any, *args: Any, **kwargs: Any) -> Any:
     user = _bind(kernel, spec, args, kwargs)
     home = data_home(spec, user)
     validated = spec.validate(**user)
-    preds = predict(spec, validated, home, fits_for_call(spec, validated))
-    device, reason = decide(preds, home)
+    preds, d, key = decide_call(spec, validated, home, commit=False)
+    device, reason = d.device, d.reason
     rows = []
     for p in preds:
+        n = HISTORY.samples(key, p.device)
         rows.append({"device": p.device, "available": p.available, "source": p.source,
                      "compute_s": p.compute_s, "transfer_s": p.transfer_s,
                      "launch_s": p.launch_s, "total_s": p.total_s, "jit_s": p.jit_s,
                      "margin": math.expm1(p.sigma) if math.isfinite(p.sigma) else math.nan,
-                     "chosen": p.device == device,
+                     "history_s": p.total_s * HISTORY.ratio(key, p.device) if n else math.nan,
+                     "samples": n, "chosen": p.device == device,
                      "reason": reason if p.device == device else (p.why_not or "slower")})
     df = pd.DataFrame(rows, columns=["device", *_COLUMNS]).set_index("device")
-    df.attrs.update(choice=device, reason=reason, kernel=spec.name,
+    df.attrs.update(choice=device, reason=reason, kernel=spec.name, decided_by=d.by,
                     variant=variant_of(spec, validated))
     return df

@@ -12,13 +12,14 @@ data and ``cupyx.scipy.sparse`` ones as cupy data.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import DeviceMismatchError
-from .registry import AUTO, choose_device, get_backend, get_impl
+from .registry import AUTO, choose_device, get_backend, get_impl, observe_device
 from .spec import KernelSpec
 
 if TYPE_CHECKING:
@@ -139,7 +140,8 @@ def run(
     (:func:`~hetlab.core.registry.choose_device`, set by :mod:`hetlab.auto`) where to run.
     """
     validated = None
-    if isinstance(device, str) and device.lower() == AUTO:
+    auto = isinstance(device, str) and device.lower() == AUTO
+    if auto:
         home = data_home(spec, kwargs)
         validated = spec.validate(**kwargs)
         device = choose_device(spec, validated, home)
@@ -148,9 +150,14 @@ def run(
     impl = get_impl(spec.name, backend.name)
     if validated is None:
         validated = spec.validate(**kwargs)
+    t0 = time.perf_counter()
     if on_host and backend.kind != "cpu":
         result = impl(**move_arrays(spec, backend, validated))
         if not keep_on_device:
             result = map_arrays(backend.from_device, result)
-        return result
-    return impl(**validated)
+    else:
+        result = impl(**validated)
+    if auto:  # auto's history: the call's time, transfers included, finished on the device
+        backend.synchronize()
+        observe_device(spec, validated, backend.name, time.perf_counter() - t0)
+    return result

@@ -31,6 +31,7 @@ __all__ = [
     "supported_backends",
     "AUTO",
     "set_device_chooser",
+    "observe_device",
     "choose_device",
 ]
 
@@ -155,21 +156,34 @@ def get_impl(kernel: str, backend: str) -> Callable[..., Any]:
 #: the device name that asks hetlab to choose (``device="auto"``)
 AUTO = "auto"
 _CHOOSER: Callable[[KernelSpec, dict[str, Any], str], str] | None = None
+_OBSERVER: Callable[[KernelSpec, dict[str, Any], str, float], None] | None = None
 
 
-def set_device_chooser(fn: Callable[[KernelSpec, dict[str, Any], str], str] | None) -> None:
+def set_device_chooser(fn: Callable[[KernelSpec, dict[str, Any], str], str] | None,
+                       observer: Callable[[KernelSpec, dict[str, Any], str, float], None]
+                       | None = None) -> None:
     """Install the function behind ``device="auto"`` (``hetlab.auto`` installs its chooser).
 
     ``fn(spec, validated_kwargs, home)`` returns a backend name; ``home`` is where the array
-    arguments live (``"host"``, ``"cupy"``, …). ``None`` removes it.
+    arguments live (``"host"``, ``"cupy"``, …). ``None`` removes it. ``observer(spec,
+    validated_kwargs, device, seconds)``, if given, is told the wall time of each
+    ``device="auto"`` call that returned (its history).
     """
-    global _CHOOSER
-    if fn is not None and not callable(fn):
-        raise InvalidInputError(
-            f"set_device_chooser: fn must be callable(spec, validated, home) or None; got "
-            f"{type(fn).__name__}."
-        )
-    _CHOOSER = fn
+    global _CHOOSER, _OBSERVER
+    for what, f in (("fn", fn), ("observer", observer)):
+        if f is not None and not callable(f):
+            raise InvalidInputError(
+                f"set_device_chooser: {what} must be callable or None; got "
+                f"{type(f).__name__}."
+            )
+    _CHOOSER, _OBSERVER = fn, observer
+
+
+def observe_device(spec: KernelSpec, validated: dict[str, Any], device: str,
+                   seconds: float) -> None:
+    """Tell the installed observer how long a ``device="auto"`` call took (s)."""
+    if _OBSERVER is not None:
+        _OBSERVER(spec, validated, device, seconds)
 
 
 def choose_device(spec: KernelSpec, validated: dict[str, Any], home: str) -> str:
