@@ -37,7 +37,7 @@ with another array the nest uses. Otherwise no numba form (the search keeps the 
 >>> kind, code = match_argmin(ast.parse(src).body[0], numba=True, live=lambda v: False)
 >>> print(readable(code).split("def ")[1].split(":")[0])  # doctest: +ELLIPSIS
 _hlp_...(n, k, lab, m, X, C)
->>> "prange(0, n)" in code
+>>> "_hl_numba.prange(n)" in code
 True
 """
 
