@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from hetlab import offload
+from hetlab.offload.analysis.parhelp import install
 
 from . import _offload_argmin_cases as K
 
@@ -17,6 +18,7 @@ def _python_variant(fn):
     src = offload.transform(report, blocks=[b.id for b in report.blocks]).source
     src = "\n".join(ln for ln in src.splitlines() if not ln.startswith("@njit"))
     ns = dict(vars(K))
+    install(src, ns, python=True)  # parallel helpers (parhelp) as plain Python
     exec(compile(src, f"<variant of {fn.__name__}>", "exec"), ns)
     return ns[report.name]
 

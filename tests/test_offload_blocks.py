@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import hetlab as hl
 from hetlab import offload
 from hetlab.offload import GAOptions, MeasureOptions
+from hetlab.offload.analysis.parhelp import install
 from hetlab.offload.examples import EXAMPLES
 from hetlab.offload.runtime.measure import copy_args, outputs_of, verify
 
@@ -357,7 +358,9 @@ def _python_variant(fn):
     report = offload.analyze(fn)
     src = offload.transform(report, blocks=[b.id for b in report.blocks]).source
     src = "\n".join(ln for ln in src.splitlines() if not ln.startswith("@njit"))
-    return _load(src, report.name)
+    fn = _load(src, report.name)
+    install(src, fn.__globals__, python=True)  # parallel helpers (parhelp) as plain Python
+    return fn
 
 
 _VARS = ("i", "j", "k")

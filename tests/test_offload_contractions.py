@@ -13,6 +13,7 @@ import pytest
 
 import hetlab as hl
 from hetlab import offload
+from hetlab.offload.analysis.parhelp import install
 from hetlab.offload.runtime.measure import copy_args, outputs_of, verify
 
 from . import _offload_contraction_cases as K
@@ -43,6 +44,7 @@ def _python_variant(fn):
     mod = importlib.util.module_from_spec(spec)
     sys.modules[path.stem] = mod
     spec.loader.exec_module(mod)
+    install(src, vars(mod), python=True)  # parallel helpers (parhelp) as plain Python
     return getattr(mod, report.name)
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from hetlab import offload
 from hetlab.errors import InvalidInputError
+from hetlab.offload.analysis.parhelp import readable
 from hetlab.offload.runtime.measure import copy_args, outputs_of
 
 from . import _offload_loopform_cases as K
@@ -28,27 +29,35 @@ def _block(fn):
 
 
 def _loop_lines(text):
-    return [ln.strip() for ln in text.splitlines() if ln.lstrip().startswith("for ")]
+    """The loop headers of a block, its parallel helpers' included (hetlab...parhelp)."""
+    return [ln.strip() for ln in readable(text).splitlines() if ln.lstrip().startswith("for ")]
+
+
+CHUNK = "for _hlc in _hl_numba.prange(_hlt):"
 
 
 def test_column_reductions_run_rows_outer_columns_inner():
     b = _block(K.zscore)
     assert "axis=" in b.call and "for " not in b.call  # the NumPy form (CuPy) unchanged
     loops = _loop_lines(b.numba_call)
-    assert loops == ["for i in range(0, rows):", "for j in range(0, cols):"] * 3
+    # the two column sums: per-thread column chunks, rows outer; the map: prange over rows
+    cols = "for j in range(0 + _hlc * _hlw, min(0 + (_hlc + 1) * _hlw, cols)):"
+    assert loops == [CHUNK, "for i in range(0, rows):", cols] * 2 + [
+        "for i in _hl_numba.prange(0, rows):", "for j in range(0, cols):"]
     assert "axis=" not in b.numba_call and "np.zeros(cols)" in b.numba_call
     assert "np.copy(" not in b.numba_call  # `_hb1 / rows` is fresh already
 
 
 def test_rows_outer_reduction_keeps_its_order_and_the_plus_form():
     b = _block(K.row_sq_sums)
-    assert _loop_lines(b.numba_call) == ["for i in range(0, X.shape[0]):",
+    assert _loop_lines(b.numba_call) == ["for i in _hl_numba.prange(0, X.shape[0]):",
                                          "for j in range(0, X.shape[1]):"]
     assert "out[:X.shape[0]] = 0.0" in b.numba_call
     b = _block(K.col_rms)
     assert "_hb0[j] = _hb0[j] + X[i, j] ** 2" in b.numba_call
-    assert _loop_lines(b.numba_call) == ["for i in range(0, n):",
-                                         "for j in range(0, X.shape[1]):"]
+    assert _loop_lines(b.numba_call) == [
+        CHUNK, "for i in range(0, n):",
+        "for j in range(0 + _hlc * _hlw, min(0 + (_hlc + 1) * _hlw, X.shape[1])):"]
 
 
 @pytest.mark.parametrize("fn, make", [

@@ -33,6 +33,8 @@ import ast
 import copy
 from collections.abc import Callable
 
+from .argmin_par import parallel_rows
+
 __all__ = ["match_argmin", "CHUNK"]
 
 #: rows per chunk: a (CHUNK, k) float64 block of distances stays in L2 for small k
@@ -121,7 +123,8 @@ class _Vec(ast.NodeTransformer):
 
 
 def match_argmin(root: ast.For, may_alias: Callable[[str, str], bool] | None = None,
-                 live: Callable[[str], bool] | None = None) -> tuple[str, str] | None:
+                 live: Callable[[str], bool] | None = None,
+                 numba: bool = False) -> tuple[str, str] | None:
     """(``"argmin"`` or ``"argmax"``, replacement source) for the nest at ``root``, or None.
 
     Parameters
@@ -132,15 +135,22 @@ def match_argmin(root: ast.For, may_alias: Callable[[str, str], bool] | None = N
         ``may_alias(x, y)``: whether two names may share storage.
     live : callable, optional
         ``live(name)``: whether a name's value after the nest may be read.
+    numba : bool, default False
+        The numba form (:func:`.argmin_par.parallel_rows`): the rows in a parallel helper, each
+        row the loop as written; None when the rows are not independent.
     """
     try:
-        return _match(copy.deepcopy(root), may_alias, live)  # the rewrite edits nodes in place
+        kind, src, guards = _match(copy.deepcopy(root), may_alias, live)  # edits in place
     except _No:
         return None
+    if not numba:
+        return kind, src
+    par = parallel_rows(root, guards, may_alias, live)
+    return None if par is None else (kind, par)
 
 
 def _match(root: ast.For, may_alias: Callable[[str, str], bool] | None,
-           live: Callable[[str], bool] | None) -> tuple[str, str]:
+           live: Callable[[str], bool] | None) -> tuple[str, str, list[str]]:
     i, i0, i1 = _range(root)
     loops = [k for k, s in enumerate(root.body) if isinstance(s, ast.For)]
     if len(loops) != 1:
@@ -254,7 +264,8 @@ def _match(root: ast.For, may_alias: Callable[[str, str], bool] | None,
            f"                {best} = _hbd[{i} - _hbi0, _hbj]",
            f"                {ast.unparse(idx_target)} = {c0} + _hbj",
            *([after] if after else [])]
-    return kind, "\n".join(src)
+    whole = [g.replace("_hbi0", f"({i0})").replace("_hbi1", f"({i1})") for g in guard]
+    return kind, "\n".join(src), whole
 
 
 class _Rename(ast.NodeTransformer):

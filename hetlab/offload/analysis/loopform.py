@@ -11,11 +11,13 @@ factors over different indices, summed, stays a BLAS call), or that broadcasts a
 first), becomes a loop nest. The loop order is the subscript order of the widest array the
 statement writes or reads (the innermost loop runs along the last axis: unit stride). Every
 output element is still summed over the summed indices in increasing order, as the loop nest
-written in any order sums it: the result is bit-identical to the serial loops. The loops are
-serial: such a unit-stride pass is memory-bound, and a ``prange`` over per-thread column chunks
-inside the same function measured slower on a loaded 2-core machine (thread wake-ups dominate
-a sub-millisecond pass); serial loops also compose with the plan's own ``prange`` loops
-without nesting parallel regions.
+written in any order sums it: the result is bit-identical to the serial loops. The loops run
+in a parallel helper (:mod:`.parhelp`, :func:`parallel_loops`): ``prange`` over the first loop
+that is not summed, or over one chunk of it per thread when a summed loop runs outside it (a
+column sum: each thread adds whole rows of its own columns, unit stride). A plan that keeps
+only blocks is compiled without ``parallel=True``; the helper is parallel all the same.
+(Before: serial loops, 6.8 ms on column_zscore at the suite size against the hand-written
+prange version's 1.8 ms, benchmarks/results/quiet-2026-12-01/offload_suite.txt.)
 
 Refused (the NumPy form is kept): a statement reading its own output at another element (its
 order would matter), triangular rows, a temporary created by the statement with an integer
@@ -32,11 +34,22 @@ not ``+=``.
 ...     mu[j] = s / n
 ... '''
 >>> from hetlab.offload.analysis.catalogue import emit
->>> print(emit(normalize(ast.parse(src).body[0]), numba=True)[1])
+>>> from hetlab.offload.analysis.parhelp import readable
+>>> print(readable(emit(normalize(ast.parse(src).body[0]), numba=True)[1]))  # doctest: +ELLIPSIS
 _hb0 = np.zeros(max(m, 0))
-for i in range(0, n):
-    for j in range(0, m):
-        _hb0[j] += X[i, j]
+# hetlab.offload parallel helper
+import numba as _hl_numba
+<BLANKLINE>
+<BLANKLINE>
+@_hl_numba.njit(parallel=True, cache=False)
+def _hlp_...(_hb0, X, n, m):
+    _hlt = _hl_numba.get_num_threads()
+    _hlw = ((m) - (0) + _hlt - 1) // _hlt
+    for _hlc in _hl_numba.prange(_hlt):
+        for i in range(0, n):
+            for j in range(0 + _hlc * _hlw, min(0 + (_hlc + 1) * _hlw, m)):
+                _hb0[j] += X[i, j]
+_hlp_...(_hb0, X, n, m)
 mu[:max(m, 0)] = _hb0 / n
 """
 
@@ -47,6 +60,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from .parhelp import free_names, helper
 from .tensor import Stmt
 
 __all__ = ["loop_form", "storage_order"]
@@ -134,11 +148,36 @@ def loop_form(em: Any, s: Stmt, op: str, init: str | None,
         em.lines.append(f"{s.out.name} = np.zeros({dims if len(s.out.idx) == 1 else f'({dims})'})")
     elif summed and op == "=":
         em.lines.append(f"{em.target(s.out)} = 0.0")
-    lines, pad = [], ""
-    for v in order:
-        start, stop = nest.bounds[v]
-        lines.append(f"{pad}for {v} in range({start}, {stop}):")
-        pad += "    "
-    lines.append(pad + ast.unparse(ast.fix_missing_locations(node)))
-    em.lines += lines
+    em.lines += parallel_loops(order, nest.bounds, ast.fix_missing_locations(node), summed)
     return "sum" if summed else "map"
+
+
+def parallel_loops(order: tuple[str, ...], bounds: dict[str, tuple[str, str]], node: ast.stmt,
+                   summed: tuple[str, ...]) -> list[str]:
+    """``node`` inside loops over ``order`` (outer first) as a call of a parallel helper
+    (:mod:`.parhelp`): ``prange`` over the first loop whose variable is not summed, split into
+    one contiguous chunk per thread when summed loops run outside it (a column sum: rows
+    outer, each thread its own columns). Each output element is written by one thread and
+    summed over the summed loops in their order, so the result is bit-identical to the loops.
+    """
+    p = next(k for k, v in enumerate(order) if v not in summed)
+    body, pad = [], ""
+    if p > 0:
+        start, stop = bounds[order[p]]
+        body += ["_hlt = _hl_numba.get_num_threads()",
+                 # an empty or negative extent gives _hlw <= 0: every chunk's range is empty
+                 f"_hlw = (({stop}) - ({start}) + _hlt - 1) // _hlt",
+                 "for _hlc in prange(_hlt):"]
+        pad = "    "
+    for k, v in enumerate(order):
+        start, stop = bounds[v]
+        if k == p and p > 0:
+            rng = f"range({start} + _hlc * _hlw, min({start} + (_hlc + 1) * _hlw, {stop}))"
+        else:
+            rng = f"{'prange' if k == p else 'range'}({start}, {stop})"
+        body.append(f"{pad}for {v} in {rng}:")
+        pad += "    "
+    body.append(pad + ast.unparse(node))
+    exprs = [node, *(ast.parse(b, mode="eval") for v in order for b in bounds[v])]
+    _, lines = helper(free_names(exprs, order), body)
+    return lines

@@ -14,6 +14,7 @@ from ..front.source import FunctionSource, read_function
 from .aliases import AliasInfo, alias_info
 from .blocks import Block, find_blocks
 from .deps import Dependence, carried_dependences, unmodelable_subscripts
+from .parhelp import install
 from .scalars import exposed_reads, live_after, reduction_op, written_names
 from .transforms import Transforms, find_transforms
 
@@ -348,6 +349,8 @@ def analyze(fn: Callable[..., Any] | FunctionSource) -> Report:
     nonneg = _size_names(src.tree)
     reports = [_analyze_loop(lp, tree.loops, tree, src.namespace, aliases, nonneg)
                for lp in tree.loops]
-    return Report(src.name, src.params, reports, tree.notes, src,
-                  find_blocks(tree.loops, aliases, nonneg), aliases,
+    blocks = find_blocks(tree.loops, aliases, nonneg)
+    for b in blocks:  # the blocks' parallel helpers, defined in the namespace copy (.parhelp)
+        install(b.numba_call or b.call, src.namespace)
+    return Report(src.name, src.params, reports, tree.notes, src, blocks, aliases,
                   find_transforms(src.tree, tree, reports, aliases))
