@@ -144,6 +144,7 @@ def _matmul_loops(A, B, C):
 def tiling_demo(n: int, n_mm: int) -> None:
     """Untiled vs tiled variants (same fixed passes), serial and outer loop in prange."""
     from hetlab.offload import analyze
+    from hetlab.offload.searching.model import StaticModel
     from hetlab.offload.targets.registry import get_target
 
     numba_t = get_target("numba")
@@ -155,7 +156,7 @@ def tiling_demo(n: int, n_mm: int) -> None:
     print("tiling (one shared machine, other jobs running: noisy, indicative only)")
     for name, fn, args in cases:
         rep = analyze(fn)
-        genes = numba_t.option_genes(rep, args)
+        genes = numba_t.option_genes(rep, args, trips=StaticModel(rep, args, 1).trips)
         shape = " x ".join(str(a.shape) for a in args)
         print(f"== {name} {shape}: tile genes offered by the search: {genes or 'none'}")
         for par in ([], ["L1"]):

@@ -9,6 +9,7 @@ from hetlab.errors import InvalidInputError
 from hetlab.offload import analyze, transform
 from hetlab.offload.analysis.transforms import tile_genes, tile_size
 from hetlab.offload.analysis.transforms.tiling import reuse_span, working_set
+from hetlab.offload.searching.model import StaticModel
 from hetlab.offload.targets.registry import get_target
 
 
@@ -77,6 +78,10 @@ def row_sum(A, out):  # no reuse across the band: not a candidate
 
 
 RNG = np.random.default_rng(7)
+
+
+def _trips(rep, args):
+    return StaticModel(rep, args, 1).trips
 
 
 def _run(fn, loops, args):
@@ -159,10 +164,12 @@ def test_genes_only_when_legal_and_large():
     t = rep.transforms.tilings[0]
     big = (np.zeros((400, 400)), np.zeros((400, 400)), np.zeros((400, 400)))
     small = (np.zeros((20, 20)), np.zeros((20, 20)), np.zeros((20, 20)))
-    assert numba_t.option_genes(rep, big) == ["L1:t1", "L1:t2"]
-    assert numba_t.option_genes(rep, small) == []
-    assert numba_t.option_genes(rep, big, ("B1",)) == []  # the nest is a BLAS block
-    assert numba_t.option_genes(analyze(seidel), (np.zeros((3000, 3000)),)) == []
+    assert numba_t.option_genes(rep, big, trips=_trips(rep, big)) == ["L1:t1", "L1:t2"]
+    assert numba_t.option_genes(rep, small, trips=_trips(rep, small)) == []
+    # the nest is a BLAS block
+    assert numba_t.option_genes(rep, big, ("B1",), trips=_trips(rep, big)) == []
+    sd, sd_args = analyze(seidel), (np.zeros((3000, 3000)),)
+    assert numba_t.option_genes(sd, sd_args, trips=_trips(sd, sd_args)) == []
     trips = {"L1": 400, "L2": 400, "L3": 400}
     assert working_set(t, trips, {}) == 3 * 400 * 400 * 8
     assert reuse_span(t, trips, {}) > 400 * 400 * 8  # one i iteration touches all of B

@@ -25,6 +25,7 @@ from .cost import Cost, among_work_figures, search_cost
 from .fpga_step import fpga_plan
 from .ga import exhaustive_search, genetic_search
 from .load import load_record, logger, watch
+from .model import StaticModel
 from .options import FpgaOptions, GAOptions, MeasureOptions, choose_plan, split_legacy
 from .plan import Plan
 
@@ -263,7 +264,9 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
     inside = {k for b in blocks for k in report.block(b).loops}
     genes = [k for k in target.genes(report) if k not in inside]
     n_loops = len(genes)  # then option bits ("L1:t1": tile sizes), off in the seed
-    genes += getattr(target, "option_genes", lambda *_: [])(report, args, blocks)
+    if hasattr(target, "option_genes"):
+        genes += target.option_genes(report, args, blocks,
+                                     trips=StaticModel(report, args, 1).trips)
     n = len(genes)
     zero = (0,) * n
     cost = cost or Cost(MeasureOptions(prune=None, cut=None), None, time.perf_counter())

@@ -23,7 +23,7 @@ of the best.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ...errors import InvalidInputError
@@ -62,16 +62,14 @@ class NumbaTarget(TargetBase):
                                     transforms=fixed, tiles=tiles),
                        dict(report.source.namespace), blocks=chosen_blocks)
 
-    def option_genes(self, report: Report, args: tuple,
-                     blocks: tuple[str, ...] = ()) -> list[str]:
+    def option_genes(self, report: Report, args: tuple, blocks: tuple[str, ...] = (), *,
+                     trips: Mapping[str, int]) -> list[str]:
         """Tile-size gene bits (two per band) of the tileable bands outside ``blocks`` whose
-        working set at ``args`` exceeds this machine's L2 (trip counts from the static
-        model); none for smaller nests, so they cost the search nothing."""
+        working set at ``args`` exceeds this machine's L2 (``trips``: loop id → trip count at
+        ``args``, from the search's static model); none for smaller nests, so they cost the
+        search nothing."""
         if not report.transforms.tilings:
             return []
-        from ..searching.model import StaticModel
-
-        trips = StaticModel(report, args, 1).trips
         sizes = {n: a.dtype.itemsize for n, a in zip(report.params, args, strict=False)
                  if hasattr(a, "dtype")}
         inside = {k for b in blocks for k in report.block(b).loops}
