@@ -6,6 +6,7 @@ Run::
 
     PYTHONPATH=$PWD python benchmarks/quant.py            # 4096×4096 and 4096×11008
     PYTHONPATH=$PWD python benchmarks/quant.py --quick    # small shapes, a few seconds
+    PYTHONPATH=$PWD python benchmarks/quant.py --gemv-only  # the W4 GEMV lines and ratios only
 
 torch (``pip install torch==2.13.0``, CPU build) is optional: without it its column is
 skipped. Every result is checked against the numpy reference. Times are medians of ``--repeats``
@@ -369,6 +370,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gemm-rows", type=lambda v: [int(r) for r in v.split(",")],
                     default=None, help="activation rows of the flat-GEMM lines, e.g. 16,64 "
                     "(default 16; 4 with --quick)")
+    ap.add_argument("--gemv-only", action="store_true",
+                    help="only the W4 GEMV table and its ratios (no GEMM, dispatch, W3/W8, plan)")
     ap.add_argument("--passive", action="store_true",
                     help="OMP_WAIT_POLICY=PASSIVE: every call wakes sleeping workers")
     args = ap.parse_args(argv)
@@ -439,6 +442,8 @@ def main(argv: list[str] | None = None) -> int:
             line += (f"; torch at {floor / by['torch']['med']:.0%} of it; {TARGET_VS_TORCH:g}× "
                      f"torch = {need * 1e3:.3f} ms ({how})")
         print(f"{line} {tag(default)}")
+    if args.gemv_only:
+        return 0
     out, n_in = shapes[0]
     print()
     for m in args.gemm_rows or ([4] if args.quick else [16]):

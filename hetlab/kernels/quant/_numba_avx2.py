@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import prange
 
-from ._numba_w4 import BLOCK_ROWS, OUTLIER_RATIO, prepare_x4
-from ._simd import LANES, fetch_add, gdot4_acc
+from ._numba_w4 import OUTLIER_RATIO, prepare_x4, select_w4
+from ._simd import LANES
 from ._simd_avx2 import KINDS, avx2_dot
+from ._w4_driver import make_gemm, make_gemv, make_row_a8, make_row_int, make_row_w4, prepare_a8
 
 __all__ = ["prepare_limbs", "gemv4_avx2", "gemm4_avx2", "gemv_w4a8_avx2", "gemv_bits_avx2",
            "prepare_bits", "KIND_OF_BITS", "TOP"]
@@ -111,67 +111,9 @@ def prepare_bits(x, gs, nsplit, top):  # pragma: no cover - compiled
     return xl, xf, ok.all(), xsum
 
 
-def _make_row(kind: str, bits: int):
-    """Row ``r`` times one activation row of limbs (no outlier blocks), for one code width."""
-    dot = avx2_dot[kind]
-    pb = 2 if bits == 3 else bits  # bits of the first plane
-    wblk = 4 * pb  # first-plane words per 128-weight block
-
-    @numba.njit(**_OPTS)
-    def row(qflat, nw, scales, zeros, zsym, xl, xf, xsum, table, gs, r, acc
-            ):  # pragma: no cover - compiled
-        nb = gs // 128
-        wpg = gs * bits // 32
-        hoff = gs * pb // 32  # the high plane of a 3-bit group (unused otherwise)
-        for i in range(_AL):
-            acc[i] = 0
-        zdot = np.float32(0)
-        for g in range(scales.shape[1]):
-            s = table[scales[r, g]]
-            z = table[zeros[r, g]] if zeros.shape[0] else zsym
-            zdot += s * z * xsum[g]
-            base = r * nw + g * wpg
-            for c in range(nb):
-                k = g * nb + c
-                dot(qflat, base + wblk * c, base + hoff + 4 * c, xl, 384 * k, acc, s * xf[k])
-        tot = np.float32(0)
-        for i in range(_AL):
-            tot += acc[i]
-        return tot - zdot
-
-    return row
-
-
-#: the row function of each code width
-ROWS = {bits: _make_row(kind, bits) for bits, kind in KIND_OF_BITS.items()}
-_row4 = ROWS[4]
-_dot4 = avx2_dot["w4"]
-
-
-@numba.njit(**_OPTS)
-def _row4_outliers(qflat, nw, scales, zeros, zsym, xl, xf, ok, xp, xsum, table, gs, r, acc
-                   ):  # pragma: no cover - compiled
-    """W4 row with float32 block dots (16 lanes) for the blocks with outliers."""
-    nwp = gs // 8
-    nb = gs // 128
-    for i in range(LANES):
-        acc[i] = 0
-    zdot = np.float32(0)
-    for g in range(scales.shape[1]):
-        s = table[scales[r, g]]
-        z = table[zeros[r, g]] if zeros.shape[0] else zsym
-        zdot += s * z * xsum[g]
-        for c in range(nb):
-            k = g * nb + c
-            wb = r * nw + g * nwp + LANES * c
-            if ok[k]:
-                _dot4(qflat, wb, wb, xl, 384 * k, acc, s * xf[k])
-            else:
-                gdot4_acc(qflat, wb, xp, g * gs + LANES * c, nwp, acc, s)
-    tot = np.float32(0)
-    for i in range(LANES):
-        tot += acc[i]
-    return tot - zdot
+#: the row function of each code width: ``row(…, (xl, xf, xsum), table, gs, r, acc)``
+ROWS = {bits: make_row_int(avx2_dot[kind], bits, _AL) for bits, kind in KIND_OF_BITS.items()}
+_row4 = make_row_w4(avx2_dot["w4"], _AL)
 
 
 @numba.njit(**_OPTS)
@@ -181,7 +123,11 @@ def _prepare4(x, gs, xp, xsum, xl, xf, ok):  # pragma: no cover - compiled
     return ok.all()
 
 
-@numba.njit(parallel=True, **_OPTS)
+_gemv4 = make_gemv(_row4, LANES)
+_gemm4 = make_gemm(_row4, select_w4, LANES)
+
+
+@numba.njit(**_OPTS)
 def gemv4_avx2(qflat, nw, scales, zeros, zsym, x, table, gs, out, nchunk
                ):  # pragma: no cover - compiled
     """W4 GEMV on AVX2: the arguments of :func:`~._numba_w4.gemv4`."""
@@ -192,25 +138,11 @@ def gemv4_avx2(qflat, nw, scales, zeros, zsym, x, table, gs, out, nchunk
     xf = np.empty(n // 128, np.float32)
     ok = np.empty(n // 128, np.bool_)
     all_ok = _prepare4(x, gs, xp, xsum, xl, xf, ok)
-    n_out = out.shape[0]
-    nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
-    counter = np.zeros(1, np.int64)
-    for _ in prange(nchunk):
-        acc = np.empty(LANES, np.float32)
-        b = fetch_add(counter, 1)
-        while b < nblk:
-            for r in range(b * BLOCK_ROWS, min(b * BLOCK_ROWS + BLOCK_ROWS, n_out)):
-                if all_ok:
-                    out[r] = _row4(qflat, nw, scales, zeros, zsym, xl, xf, xsum, table, gs, r,
-                                   acc)
-                else:
-                    out[r] = _row4_outliers(qflat, nw, scales, zeros, zsym, xl, xf, ok, xp,
-                                            xsum, table, gs, r, acc)
-            b = fetch_add(counter, 1)
-    return out
+    return _gemv4(qflat, nw, scales, zeros, zsym, (xl, xf, ok, xp, xsum, all_ok), table, gs,
+                  out, nchunk)
 
 
-@numba.njit(parallel=True, **_OPTS)
+@numba.njit(**_OPTS)
 def gemm4_avx2(qflat, nw, scales, zeros, zsym, X, table, gs, out, nchunk
                ):  # pragma: no cover - compiled
     """W4 flat GEMM on AVX2 (arguments of :func:`~._numba_w4.gemm4`): each activation row
@@ -228,98 +160,23 @@ def gemm4_avx2(qflat, nw, scales, zeros, zsym, X, table, gs, out, nchunk
         all_ok[t] = _prepare4(X[t], gs, xp[t * n:(t + 1) * n], xsum[t * ng:(t + 1) * ng],
                               xl[3 * n * t:3 * n * (t + 1)], xf[t * nk:(t + 1) * nk],
                               ok[t * nk:(t + 1) * nk])
-    n_out = out.shape[1]
-    nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
-    counter = np.zeros(1, np.int64)
-    for _ in prange(nchunk):
-        acc = np.empty(LANES, np.float32)
-        b = fetch_add(counter, 1)
-        while b < nblk:
-            for r in range(b * BLOCK_ROWS, min(b * BLOCK_ROWS + BLOCK_ROWS, n_out)):
-                for t in range(m):
-                    xlt = xl[3 * n * t:3 * n * (t + 1)]
-                    xft = xf[t * nk:(t + 1) * nk]
-                    xst = xsum[t * ng:(t + 1) * ng]
-                    if all_ok[t]:
-                        out[t, r] = _row4(qflat, nw, scales, zeros, zsym, xlt, xft, xst, table,
-                                          gs, r, acc)
-                    else:
-                        out[t, r] = _row4_outliers(qflat, nw, scales, zeros, zsym, xlt, xft,
-                                                   ok[t * nk:(t + 1) * nk],
-                                                   xp[t * n:(t + 1) * n], xst, table, gs, r,
-                                                   acc)
-            b = fetch_add(counter, 1)
-    return out
+    return _gemm4(qflat, nw, scales, zeros, zsym, (xl, xf, ok, xp, xsum, all_ok, n, nk, ng),
+                  table, gs, out, nchunk)
 
 
-_dot4a8 = avx2_dot["w4a8"]
+_gemv_a8 = make_gemv(make_row_a8(avx2_dot["w4a8"], _AL), _AL)
 
 
-@numba.njit(parallel=True, **_OPTS)
+@numba.njit(**_OPTS)
 def gemv_w4a8_avx2(qflat, nw, scales, zeros, zsym, xq, sx, table, gs, out, nchunk
                    ):  # pragma: no cover - compiled
     """W4A8 GEMV on AVX2 (arguments of :func:`~._numba_w4.gemv_w4a8_vnni`): exact integer
     dots of the codes with the int8 activations, one float32 scale per group."""
-    n = xq.shape[0]
-    ng = scales.shape[1]
-    xl = np.empty(n, np.int8)
-    xsum = np.empty(ng, np.float32)
-    for g in range(ng):
-        tot = 0
-        for i in range(gs):
-            k = g * gs + i
-            xl[(k >> 7) * 128 + 64 * (k & 1) + ((k & 127) >> 1)] = xq[k]
-            tot += np.int64(xq[k])
-        xsum[g] = np.float32(tot)
-    nb = gs // 128
-    nwp = gs // 8
-    n_out = out.shape[0]
-    nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
-    counter = np.zeros(1, np.int64)
-    for _ in prange(nchunk):
-        acc = np.empty(_AL, np.float32)
-        b = fetch_add(counter, 1)
-        while b < nblk:
-            for r in range(b * BLOCK_ROWS, min(b * BLOCK_ROWS + BLOCK_ROWS, n_out)):
-                for i in range(_AL):
-                    acc[i] = 0
-                zdot = np.float32(0)
-                for g in range(ng):
-                    s = table[scales[r, g]]
-                    z = table[zeros[r, g]] if zeros.shape[0] else zsym
-                    zdot += s * (z * xsum[g])
-                    for c in range(nb):
-                        wb = r * nw + g * nwp + LANES * c
-                        _dot4a8(qflat, wb, wb, xl, 128 * (g * nb + c), acc, s)
-                tot = np.float32(0)
-                for i in range(_AL):
-                    tot += acc[i]
-                out[r] = (tot - zdot) * sx
-            b = fetch_add(counter, 1)
-    return out
+    xl, xsum = prepare_a8(xq, gs)
+    return _gemv_a8(qflat, nw, scales, zeros, zsym, (xl, xsum, sx), table, gs, out, nchunk)
 
 
-def _make_gemv(row):
-    @numba.njit(parallel=True, **_OPTS)
-    def gemv(qflat, nw, scales, zeros, zsym, xl, xf, xsum, table, gs, out, nchunk
-             ):  # pragma: no cover - compiled
-        n_out = out.shape[0]
-        nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
-        counter = np.zeros(1, np.int64)
-        for _ in prange(nchunk):
-            acc = np.empty(_AL, np.float32)
-            b = fetch_add(counter, 1)
-            while b < nblk:
-                for r in range(b * BLOCK_ROWS, min(b * BLOCK_ROWS + BLOCK_ROWS, n_out)):
-                    out[r] = row(qflat, nw, scales, zeros, zsym, xl, xf, xsum, table, gs, r,
-                                 acc)
-                b = fetch_add(counter, 1)
-        return out
-
-    return gemv
-
-
-_GEMV = {bits: _make_gemv(row) for bits, row in ROWS.items() if bits != 4}
+_GEMV = {bits: make_gemv(row, _AL) for bits, row in ROWS.items() if bits != 4}
 
 
 def gemv_bits_avx2(qflat, nw, scales, zeros, zsym, x, table, gs, out, nchunk, bits):
@@ -329,4 +186,4 @@ def gemv_bits_avx2(qflat, nw, scales, zeros, zsym, x, table, gs, out, nchunk, bi
     xl, xf, all_ok, xsum = prepare_bits(x, gs, KINDS[kind][0], TOP[kind])
     if not all_ok:
         return None
-    return _GEMV[bits](qflat, nw, scales, zeros, zsym, xl, xf, xsum, table, gs, out, nchunk)
+    return _GEMV[bits](qflat, nw, scales, zeros, zsym, (xl, xf, xsum), table, gs, out, nchunk)

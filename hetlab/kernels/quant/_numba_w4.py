@@ -59,6 +59,20 @@ retried blindly):
   torch's int4 kernel 3.6–6.6 ms in the same runs: the three fixed-point limbs cost three
   ``vpdpbusd`` per 64 weights per row, where torch's bf16 dot products cost one.
 
+- (2026-12-02, 4096×4096, 2 threads, busy shared machine, best of ~200 calls) where the time
+  above the floor goes: the kernel alone 282–314 µs against ``read_words`` 211 µs; per 128
+  weights the loop issues six ``vpdpbusd``, two ``vpslld`` and one ``vcvtdq2ps`` — nine uops
+  that only port 0 takes for 512-bit vectors — which bounds it near 9 cycles per block, the
+  floor being ~8.4 cycles per block per thread at 2.6 GHz. ``hl.gemv_q`` adds 50–60 µs per
+  call on top of its kernel (365 vs 315 µs): the Python steps (dispatch, validation,
+  ``_common``, allocation) take ~7 µs when timed alone but 23–80 µs right after a call, since
+  streaming the 8 MB of codes evicts the interpreter's code and data from L1/L2 (measured by
+  timing them after a 8 MB read). Inside the kernel the serial preparation is ~4 µs
+  (``prepare_limbs`` 2.9, ``group_sums`` 1.2).
+
+The row loops and dynamic scheduling of these kernels, of the AVX2 ones and of W4A8 are
+written once, in :mod:`._w4_driver` (generated per path from its row function and block dot).
+
 End to end (``benchmarks/quant.py``, 2 threads, same run, medians; before → after this
 module): 4096×4096 1.40 → 0.85 ms (torch int4 ~1.0 ms), 4096×11008 3.31 → 1.84 ms (torch
 ~2.5 ms); W4A8 3.9 → 0.65 ms and 5.5 → 1.34 ms. Other jobs share these 2 cores, so single runs
@@ -76,6 +90,15 @@ import numpy as np
 from numba import prange
 
 from ._simd import LANES, fetch_add, gdot4_acc, gdot4_vnni_acc, idot4_vnni_acc
+from ._w4_driver import (
+    BLOCK_ROWS,
+    make_gemm,
+    make_gemv,
+    make_row_a8,
+    make_row_w4,
+    prepare_a8,
+    vnni_dot,
+)
 
 __all__ = ["gemv4", "gemv4_vnni", "gemv_w4a8_vnni", "gemm4", "gemm4_vnni", "prepare_x4",
            "group_sums", "prepare_limbs", "read_words", "OUTLIER_RATIO"]
@@ -85,8 +108,6 @@ __all__ = ["gemv4", "gemv4_vnni", "gemv_w4a8_vnni", "gemm4", "gemm4_vnni", "prep
 OUTLIER_RATIO = 64.0
 #: fixed-point steps per max |x| of a block: 3 int8 limbs, the top one within ±127
 _FIX = 127.0 * 16384.0
-#: output rows per block taken from the shared counter (dynamic scheduling)
-BLOCK_ROWS = 16
 
 _FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
 _OPTS = {"cache": True, "nogil": True, "fastmath": _FASTMATH}
@@ -145,32 +166,38 @@ def _row(qflat, nw, scales, zeros, zsym, xp, xb, xsum, table, gs, r, acc
     return tot - zdot
 
 
-@numba.njit(parallel=True, **_OPTS)
+@numba.njit(inline="always", **_OPTS)
+def _row_st(qflat, nw, scales, zeros, zsym, st, table, gs, r, acc):  # pragma: no cover
+    """:func:`_row` on the state ``(xp, offset of the row in xp, xsum)``."""
+    return _row(qflat, nw, scales, zeros, zsym, st[0], st[1], st[2], table, gs, r, acc)
+
+
+@numba.njit(inline="always", **_OPTS)
+def _select_float(sts, t):  # pragma: no cover - compiled
+    xp, xsum, n, ng = sts
+    return xp, t * n, xsum[t * ng:(t + 1) * ng]
+
+
+_gemv_float = make_gemv(_row_st, LANES)
+_gemm_float = make_gemm(_row_st, _select_float, LANES)
+
+
+@numba.njit(**_OPTS)
 def gemv4(qflat, nw, scales, zeros, zsym, x, table, gs, out, nchunk
           ):  # pragma: no cover - compiled
     """y = W x for W4 codes (``qflat`` = qweight flattened); ``out`` float32 (out,).
 
     The activation preparation runs once on the calling thread; then ``nchunk`` workers
     (one per thread) take blocks of :data:`BLOCK_ROWS` rows from a shared atomic counter
-    until none are left (dynamic scheduling: see :func:`~._simd.fetch_add`).
+    until none are left (the drivers of :mod:`._w4_driver`).
     """
     xp = np.empty(x.shape[0], np.float32)
     xsum = np.empty(scales.shape[1], np.float32)
     prepare_x4(x, gs, xp, xsum)
-    n_out = out.shape[0]
-    nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
-    counter = np.zeros(1, np.int64)
-    for _ in prange(nchunk):
-        acc = np.empty(LANES, np.float32)
-        b = fetch_add(counter, 1)
-        while b < nblk:
-            for r in range(b * BLOCK_ROWS, min(b * BLOCK_ROWS + BLOCK_ROWS, n_out)):
-                out[r] = _row(qflat, nw, scales, zeros, zsym, xp, 0, xsum, table, gs, r, acc)
-            b = fetch_add(counter, 1)
-    return out
+    return _gemv_float(qflat, nw, scales, zeros, zsym, (xp, 0, xsum), table, gs, out, nchunk)
 
 
-@numba.njit(parallel=True, **_OPTS)
+@numba.njit(**_OPTS)
 def gemm4(qflat, nw, scales, zeros, zsym, X, table, gs, out, nchunk
           ):  # pragma: no cover - compiled
     """Y = X Wᵀ for W4 codes; X float32 (m, n), ``out`` float32 (m, out)."""
@@ -180,19 +207,8 @@ def gemm4(qflat, nw, scales, zeros, zsym, X, table, gs, out, nchunk
     xsum = np.empty(m * ng, np.float32)
     for t in range(m):
         prepare_x4(X[t], gs, xp[t * n:(t + 1) * n], xsum[t * ng:(t + 1) * ng])
-    n_out = out.shape[1]
-    nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
-    counter = np.zeros(1, np.int64)
-    for _ in prange(nchunk):
-        acc = np.empty(LANES, np.float32)
-        b = fetch_add(counter, 1)
-        while b < nblk:
-            for r in range(b * BLOCK_ROWS, min(b * BLOCK_ROWS + BLOCK_ROWS, n_out)):
-                for t in range(m):
-                    out[t, r] = _row(qflat, nw, scales, zeros, zsym, xp, t * n,
-                                     xsum[t * ng:(t + 1) * ng], table, gs, r, acc)
-            b = fetch_add(counter, 1)
-    return out
+    return _gemm_float(qflat, nw, scales, zeros, zsym, (xp, xsum, n, ng), table, gs, out,
+                       nchunk)
 
 
 @numba.njit(**_OPTS)
@@ -251,55 +267,23 @@ def prepare_limbs(x, xl, xf, ok):  # pragma: no cover - compiled
                 xl[at + 64 + i] = limbs[limb, 2 * i + 1]
 
 
-@numba.njit(**_OPTS)
-def _row_vnni(qflat, nw, scales, zeros, zsym, xl, xf, ok, xp, xsum, table, gs, r, acc
-              ):  # pragma: no cover - compiled
-    """Row ``r`` times one activation row: VNNI integer dots, float32 for outlier blocks."""
-    nwp = gs // 8
-    nb = gs // 128
-    for i in range(LANES):
-        acc[i] = 0
-    zdot = np.float32(0)
-    for g in range(scales.shape[1]):
-        s = table[scales[r, g]]
-        z = table[zeros[r, g]] if zeros.shape[0] else zsym
-        zdot += s * z * xsum[g]
-        for c in range(nb):
-            k = g * nb + c
-            wb = r * nw + g * nwp + LANES * c
-            if ok[k]:
-                gdot4_vnni_acc(qflat, wb, xl, 384 * k, acc, s * xf[k])
-            else:
-                gdot4_acc(qflat, wb, xp, g * gs + LANES * c, nwp, acc, s)
-    tot = np.float32(0)
-    for i in range(LANES):
-        tot += acc[i]
-    return tot - zdot
+_row_vnni = make_row_w4(vnni_dot(gdot4_vnni_acc), LANES)
+
+
+@numba.njit(inline="always", **_OPTS)
+def select_w4(sts, t):  # pragma: no cover - compiled
+    """Activation row ``t``'s state ``(xl, xf, ok, xp, xsum, all_ok)`` in the flat buffers
+    ``(xl, xf, ok, xp, xsum, all_ok, n, nk, ng)`` of the GEMM's rows."""
+    xl, xf, ok, xp, xsum, all_ok, n, nk, ng = sts
+    return (xl[3 * n * t:3 * n * (t + 1)], xf[t * nk:(t + 1) * nk], ok[t * nk:(t + 1) * nk],
+            xp[t * n:(t + 1) * n], xsum[t * ng:(t + 1) * ng], all_ok[t])
+
+
+_gemv_vnni = make_gemv(_row_vnni, LANES)
+_gemm_vnni = make_gemm(_row_vnni, select_w4, LANES)
 
 
 @numba.njit(**_OPTS)
-def _row_vnni_only(qflat, nw, scales, zeros, zsym, xl, xf, xsum, table, gs, r, acc
-                   ):  # pragma: no cover - compiled
-    """:func:`_row_vnni` when no block has outliers: no per-block test, a leaner loop."""
-    nwp = gs // 8
-    nb = gs // 128
-    for i in range(LANES):
-        acc[i] = 0
-    zdot = np.float32(0)
-    for g in range(scales.shape[1]):
-        s = table[scales[r, g]]
-        z = table[zeros[r, g]] if zeros.shape[0] else zsym
-        zdot += s * z * xsum[g]
-        for c in range(nb):
-            k = g * nb + c
-            gdot4_vnni_acc(qflat, r * nw + g * nwp + LANES * c, xl, 384 * k, acc, s * xf[k])
-    tot = np.float32(0)
-    for i in range(LANES):
-        tot += acc[i]
-    return tot - zdot
-
-
-@numba.njit(parallel=True, **_OPTS)
 def gemv4_vnni(qflat, nw, scales, zeros, zsym, x, table, gs, out, nchunk
                ):  # pragma: no cover - compiled
     """:func:`gemv4` with AVX512-VNNI integer group dots (``_simd.HAS_VNNI`` machines only)."""
@@ -316,33 +300,18 @@ def gemv4_vnni(qflat, nw, scales, zeros, zsym, x, table, gs, out, nchunk
         group_sums(x, gs, xsum)
     else:
         prepare_x4(x, gs, xp, xsum)
-    n_out = out.shape[0]
-    nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
-    counter = np.zeros(1, np.int64)
-    for _ in prange(nchunk):
-        acc = np.empty(LANES, np.float32)
-        b = fetch_add(counter, 1)
-        while b < nblk:
-            for r in range(b * BLOCK_ROWS, min(b * BLOCK_ROWS + BLOCK_ROWS, n_out)):
-                if all_ok:
-                    out[r] = _row_vnni_only(qflat, nw, scales, zeros, zsym, xl, xf, xsum,
-                                            table, gs, r, acc)
-                else:
-                    out[r] = _row_vnni(qflat, nw, scales, zeros, zsym, xl, xf, ok, xp, xsum,
-                                       table, gs, r, acc)
-            b = fetch_add(counter, 1)
-    return out
+    return _gemv_vnni(qflat, nw, scales, zeros, zsym, (xl, xf, ok, xp, xsum, all_ok), table,
+                      gs, out, nchunk)
 
 
-@numba.njit(parallel=True, **_OPTS)
+@numba.njit(**_OPTS)
 def gemm4_vnni(qflat, nw, scales, zeros, zsym, X, table, gs, out, nchunk
                ):  # pragma: no cover - compiled
     """:func:`gemm4` with the VNNI group dots of :func:`gemv4_vnni`; X float32 (m, n),
     ``out`` float32 (m, out).
 
     Each activation row is prepared once (limbs, scales, outlier flags, group sums); each
-    weight row then meets every activation row while its words are in L1 (a block of
-    :data:`BLOCK_ROWS` weight rows at a time, dynamic scheduling as in :func:`gemv4`).
+    weight row then meets every activation row while its words are in L1.
     """
     m, n = X.shape
     ng = scales.shape[1]
@@ -361,30 +330,14 @@ def gemm4_vnni(qflat, nw, scales, zeros, zsym, X, table, gs, out, nchunk
             group_sums(X[t], gs, xsum[t * ng:(t + 1) * ng])
         else:
             prepare_x4(X[t], gs, xp[t * n:(t + 1) * n], xsum[t * ng:(t + 1) * ng])
-    n_out = out.shape[1]
-    nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
-    counter = np.zeros(1, np.int64)
-    for _ in prange(nchunk):
-        acc = np.empty(LANES, np.float32)
-        b = fetch_add(counter, 1)
-        while b < nblk:
-            for r in range(b * BLOCK_ROWS, min(b * BLOCK_ROWS + BLOCK_ROWS, n_out)):
-                for t in range(m):
-                    xlt = xl[3 * n * t:3 * n * (t + 1)]
-                    xft = xf[t * nk:(t + 1) * nk]
-                    xst = xsum[t * ng:(t + 1) * ng]
-                    if all_ok[t]:
-                        out[t, r] = _row_vnni_only(qflat, nw, scales, zeros, zsym, xlt, xft,
-                                                   xst, table, gs, r, acc)
-                    else:
-                        out[t, r] = _row_vnni(qflat, nw, scales, zeros, zsym, xlt, xft,
-                                              ok[t * nk:(t + 1) * nk], xp[t * n:(t + 1) * n],
-                                              xst, table, gs, r, acc)
-            b = fetch_add(counter, 1)
-    return out
+    return _gemm_vnni(qflat, nw, scales, zeros, zsym, (xl, xf, ok, xp, xsum, all_ok, n, nk, ng),
+                      table, gs, out, nchunk)
 
 
-@numba.njit(parallel=True, **_OPTS)
+_gemv_a8_vnni = make_gemv(make_row_a8(vnni_dot(idot4_vnni_acc), LANES), LANES)
+
+
+@numba.njit(**_OPTS)
 def gemv_w4a8_vnni(qflat, nw, scales, zeros, zsym, xq, sx, table, gs, out, nchunk
                    ):  # pragma: no cover - compiled
     """W4A8 GEMV on AVX512-VNNI: ``y[r] = sx · Σ_g s · (Σ q·xq − z·Σ xq)``.
@@ -392,43 +345,9 @@ def gemv_w4a8_vnni(qflat, nw, scales, zeros, zsym, xq, sx, table, gs, out, nchun
     ``xq`` int8 (padded_in,), ``sx`` float32. The integer products are exact per lane
     (``vpdpbusd``); each group's 16 lane sums are scaled by ``s`` in float32 (rounding only).
     """
-    n = xq.shape[0]
-    ng = scales.shape[1]
-    xl = np.empty(n, np.int8)
-    xsum = np.empty(ng, np.float32)
-    for g in range(ng):
-        tot = 0
-        for i in range(gs):
-            k = g * gs + i
-            xl[(k >> 7) * 128 + 64 * (k & 1) + ((k & 127) >> 1)] = xq[k]
-            tot += np.int64(xq[k])
-        xsum[g] = np.float32(tot)
-    nb = gs // 128
-    nwp = gs // 8
-    n_out = out.shape[0]
-    nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
-    counter = np.zeros(1, np.int64)
-    for _ in prange(nchunk):
-        acc = np.empty(LANES, np.float32)
-        b = fetch_add(counter, 1)
-        while b < nblk:
-            for r in range(b * BLOCK_ROWS, min(b * BLOCK_ROWS + BLOCK_ROWS, n_out)):
-                for i in range(LANES):
-                    acc[i] = 0
-                zdot = np.float32(0)
-                for g in range(ng):
-                    s = table[scales[r, g]]
-                    z = table[zeros[r, g]] if zeros.shape[0] else zsym
-                    zdot += s * (z * xsum[g])
-                    for c in range(nb):
-                        idot4_vnni_acc(qflat, r * nw + g * nwp + LANES * c, xl,
-                                       128 * (g * nb + c), acc, s)
-                tot = np.float32(0)
-                for i in range(LANES):
-                    tot += acc[i]
-                out[r] = (tot - zdot) * sx
-            b = fetch_add(counter, 1)
-    return out
+    xl, xsum = prepare_a8(xq, gs)
+    return _gemv_a8_vnni(qflat, nw, scales, zeros, zsym, (xl, xsum, sx), table, gs, out,
+                         nchunk)
 
 
 @numba.njit(parallel=True, cache=True, nogil=True)
