@@ -135,3 +135,19 @@ def nm_bound_from_row_start(A, x, y, s):
     for i in range(s, A.shape[0]):  # a row start that may be negative
         for j in range(i + 1):
             y[i] += A[i, j] * x[j]
+
+
+# -- a transposed pair: the second term is the first with i and j swapped ----------------------
+def syr2k_lower(alpha, C, A, B):
+    for i in range(C.shape[0]):
+        for j in range(i + 1):
+            for k in range(A.shape[1]):
+                C[i, j] += A[j, k] * alpha * B[i, k] + alpha * B[j, k] * A[i, k]
+
+
+def not_a_pair_lower(alpha, C, A, B):
+    """Two terms that are not each other's transpose (A with A, B with A)."""
+    for i in range(C.shape[0]):
+        for j in range(i + 1):
+            for k in range(A.shape[1]):
+                C[i, j] += A[j, k] * alpha * A[i, k] + alpha * B[j, k] * A[i, k]

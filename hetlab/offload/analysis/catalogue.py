@@ -49,9 +49,11 @@ class _NoMatch(Exception):
 class _Emitter:
     def __init__(self, nest: TensorNest, numba: bool = False,
                  sizes: frozenset[str] = frozenset(),
-                 origin: dict[str, dict[int, str]] | None = None) -> None:
+                 origin: dict[str, dict[int, str]] | None = None,
+                 verbatim: dict[int, list[str]] | None = None) -> None:
         self.nest = nest
         self.origin = origin or {}
+        self.verbatim = verbatim or {}
         self.nonneg = nest.nonneg | sizes
         self.numba = numba
         self.init: str | None = None
@@ -238,6 +240,9 @@ class _Emitter:
 
     # -- statements ----------------------------------------------------------------------
     def stmt(self, s: Stmt, op: str) -> str:
+        if id(s) in self.verbatim:  # written by the caller (a panel's remainder loop)
+            self.lines += self.verbatim[id(s)]
+            return "loop"
         tgt = self.target(s.out)
         if s.scale is not None:
             self.lines.append(f"{tgt} {s.op} {s.scale}")
@@ -345,7 +350,8 @@ class _Temps(ast.NodeTransformer):
 
 
 def emit(nest: TensorNest, numba: bool = False, sizes: frozenset[str] = frozenset(),
-         origin: dict[str, dict[int, str]] | None = None) -> tuple[str, str] | None:
+         origin: dict[str, dict[int, str]] | None = None,
+         verbatim: dict[int, list[str]] | None = None) -> tuple[str, str] | None:
     """(entry name, NumPy statements) replacing ``nest``, or None when not in the catalogue.
 
     Parameters
@@ -360,6 +366,8 @@ def emit(nest: TensorNest, numba: bool = False, sizes: frozenset[str] = frozense
     origin : dict, optional
         ``{array: {axis: offset}}`` for arrays (a panel's product, :mod:`.panels`) that hold
         the loop's element ``offset`` at their element 0 along ``axis``.
+    verbatim : dict, optional
+        ``{id(statement): lines}``: statements of ``nest`` emitted as the given lines.
 
     Returns
     -------
@@ -367,7 +375,7 @@ def emit(nest: TensorNest, numba: bool = False, sizes: frozenset[str] = frozense
         The entry (``"matmul"``, ``"matvec+matvec"``, ``"sum+scal"`` …) and the replacement
         source (one statement per line; a batched product or an epilogue adds loops).
     """
-    em = _Emitter(nest, numba, sizes, origin)
+    em = _Emitter(nest, numba, sizes, origin, verbatim)
     kinds: list[tuple[str, Stmt]] = []
     stmts = nest.stmts
     skip: set[int] = set()

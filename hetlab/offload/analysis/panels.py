@@ -57,13 +57,15 @@ from __future__ import annotations
 
 import ast
 
-from .catalogue import LIBRARY, emit
+from .catalogue import LIBRARY, _minus, emit
 from .tensor import Ref, Stmt, TensorNest, Term
 
 __all__ = ["panel_form", "positions", "PANEL"]
 
-#: rows per panel when a summed index is split (the remainder GEMVs are at most this long)
+#: rows per panel when only output bounds depend on the row (the products' hull)
 PANEL = 64
+#: rows per panel when a summed index is split (each row's remainder is at most this long)
+PANEL_SPLIT = 32
 _R0, _R1 = "_hbr0", "_hbr1"
 
 
@@ -126,8 +128,12 @@ class _Shape:
 
 
 class _Panels:
-    def __init__(self, rows: TensorNest, row: str, others: set[int]) -> None:
-        self.rows, self.row = rows, row
+    def __init__(self, rows: TensorNest, row: str, others: set[int],
+                 numba: bool = False) -> None:
+        self.rows, self.row, self.numba = rows, row, numba
+        self.pairs = False  # whether a transposed pair may share one whole-range product
+        self.paired = False
+        self.verbatim: dict[int, list[str]] = {}
         self.others = {r for s in rows.stmts for r in s.reads if id(r) in others}
         self.bounds = dict(rows.bounds)
         self.temps = set(rows.temps.values()) | {t for t, _ in rows.private.values()}
@@ -181,15 +187,17 @@ class _Panels:
                 summed = frozenset(v for r in t.refs for v in r.idx) - set(s.out.idx)
                 groups.setdefault(summed, []).append((t, dep))
         new: list[Term] = []
+        rest: list[Term] = []
         for summed, members in groups.items():
             got = self.hoist(s, summed, members)
             if got is None:
                 kept += [t for t, _ in members]
             else:
-                new += got
+                new.append(got[0])
+                rest += got[1]
         if not new:
             return [s]
-        parts = ([kept] if kept else []) + [[t] for t in new]
+        parts = ([kept] if kept else []) + [[t] for t in new + rest]
         out = []
         for n, terms in enumerate(parts):
             used = set(s.out.idx) | {v for t in terms for r in t.refs for v in r.idx}
@@ -198,10 +206,35 @@ class _Panels:
                 r for r in s.reads if not r.array)
             out.append(Stmt((0,) * len(vs), vs, s.out, s.op if n == 0 else "+=", terms,
                             s.node, None, reads, s.value if n == 0 and kept else None))
+            if self.numba and terms[0] in rest:
+                self.verbatim[id(out[-1])] = self.loops(s.out, terms[0])
         return out
 
-    def hoist(self, s: Stmt, summed: frozenset[str],
-              members: list[tuple[Term, dict[str, _Shape]]]) -> list[Term] | None:
+    def loops(self, out: Ref, t: Term) -> list[str]:
+        """A remainder ``out += t`` as loops (numba form): the summed variables outside, the
+        output's innermost (unit stride along the output's last axis). Each element still sums
+        its remainder in increasing order."""
+        def el(r: Ref) -> str:
+            if not r.array:
+                return r.name
+            off = self.origin.get(r.name, {})
+            subs = (_minus(x, off.get(d, "0")) for d, x in enumerate(positions(r)))
+            return f"{r.name}[{', '.join(subs)}]"
+
+        summed = [v for r in t.refs for v in r.idx if v not in out.idx]
+        order = list(dict.fromkeys(summed)) + list(out.idx)
+        coef = [c if c.replace("_", "").replace(".", "").isalnum() else f"({c})"
+                for c in t.coef]
+        rhs = " * ".join([*coef, *(el(r) for r in t.refs)])
+        rhs += "".join(f" / ({d})" for d in t.div)
+        lines = []
+        for d, v in enumerate(order):
+            lines.append("    " * d + f"for {v} in range({self.bounds[v][0]}, "
+                         f"{self.bounds[v][1]}):")
+        return [*lines, "    " * len(order) + f"{el(out)} += {rhs}"]
+
+    def hoist(self, s: Stmt, summed: frozenset[str], members: list[tuple[Term, dict[str, _Shape]]]
+              ) -> tuple[Term, list[Term]] | None:
         """One GEMM over the panel for ``members``; the row's terms reading it (and the
         remainders), or None when the catalogue has no call for it."""
         self.k += 1
@@ -212,6 +245,9 @@ class _Panels:
             sh = next((dep[v] for _, dep in members if v in dep), None)
             pb[v] = self.bounds[v] if sh is None else sh.hull()
             origin[d + 1] = pb[v][0]
+        pair = self.pair(s, summed, members, pb)
+        if pair is not None:
+            members = [members[0]]
         terms, rest = [], []
         for t, dep in members:
             for v in summed:
@@ -239,11 +275,38 @@ class _Panels:
             return None
         self.pre += got[1].splitlines()
         self.origin[name] = origin
-        return [Term((), (Ref(name, s.out.idx, ((0, self.row),)),)), *rest]
+        if pair is not None:  # the second term at (i, j) is the first's product at (j, i)
+            self.paired = True
+            return Term((), (Ref(name, s.out.idx, ((0, self.row),)),)), [
+                Term((), (Ref(name, s.out.idx, ((1, self.row),)),))]
+        return Term((), (Ref(name, s.out.idx, ((0, self.row),)),)), rest
+
+    def pair(self, s: Stmt, summed: frozenset[str], members: list[tuple[Term, dict[str, _Shape]]],
+             pb: dict[str, tuple[str, str]]) -> str | None:
+        """The output variable ``j`` when ``members`` are two terms, the second the first with
+        ``row`` and ``j`` swapped (``A[i,k] B[j,k] + B[i,k] A[j,k]``, a rank-2k update), over
+        a square product: rows ``[0, stop)``, ``j``'s hull ``[0, stop)`` (the whole-range
+        panel), summed ranges not split. One GEMM then serves both (as a hand-written SYR2K
+        does), the second term read transposed."""
+        if not self.pairs or len(members) != 2 or len(s.out.idx) != 1:
+            return None
+        (v,) = s.out.idx
+        (t1, d1), (t2, d2) = members
+        if v not in d1 or v not in d2 or summed & (set(d1) | set(d2)) \
+                or pb[v] != ("0", _R1) or sorted(t1.coef) != sorted(t2.coef) \
+                or sorted(t1.div) != sorted(t2.div):
+            return None
+
+        def canon(t: Term, swap: bool) -> list[tuple[str, tuple[str, ...]]]:
+            a, b = (v, self.row) if swap else (self.row, v)
+            return sorted((r.name, tuple("@R" if x == a else "@J" if x == b else x
+                                         for x in positions(r))) for r in t.refs)
+
+        return v if canon(t1, False) == canon(t2, True) else None
 
 
-def panel_form(rows: TensorNest, row: str, start: str, stop: str,
-               others: set[int]) -> tuple[str, str] | None:
+def panel_form(rows: TensorNest, row: str, start: str, stop: str, others: set[int],
+               numba: bool = False) -> tuple[str, str] | None:
     """(entry, source) of the triangular nest ``for row in range(start, stop)`` around the row
     statements ``rows`` (:func:`.triangular.row_nest`) with its products hoisted into one GEMM
     per panel of rows; None when no product can be hoisted (the per-row form stays).
@@ -258,22 +321,30 @@ def panel_form(rows: TensorNest, row: str, start: str, stop: str,
         The row loop's bounds (source text, invariant, ``start`` non-negative).
     others : set of int
         ``id`` of the reads of written arrays proven to be at rows other than ``row``.
+    numba : bool, default False
+        The numba form: each row's remainder (at most :data:`PANEL` long) as plain loops,
+        unit stride along the output's rows, instead of a GEMV call on a copied slice (numba
+        copies every sliced operand of ``@`` into a contiguous array).
 
     Returns
     -------
     tuple of str or None
         The catalogue entry of the row statements and the source replacing the nest.
     """
-    p = _Panels(rows, row, others)
-    stmts = [x for s in rows.stmts for x in p.stmt(s)]
+    for pairs in ((True, False) if start == "0" else (False,)):
+        p = _Panels(rows, row, others, numba)
+        p.pairs = pairs
+        stmts = [x for s in rows.stmts for x in p.stmt(s)]
+        if not (p.paired and p.split):
+            break  # a shared product needs the whole range as one panel: no split term
     if not p.origin:
         return None
     nest = TensorNest(p.bounds, stmts, rows.fors, rows.temps, rows.private, rows.written,
                       rows.nonneg | {_R0, _R1})
-    got = emit(nest, origin=p.origin)
+    got = emit(nest, origin=p.origin, verbatim=p.verbatim)
     if got is None:
         return None
-    step = str(PANEL)
+    step = f"max({stop} - {start}, 1)" if p.paired else str(PANEL_SPLIT if p.split else PANEL)
     lines = [f"for {_R0} in range({start}, {stop}, {step}):",
              f"    {_R1} = min({_R0} + {step}, {stop})"]
     lines += ["    " + ln for ln in p.pre]

@@ -126,7 +126,8 @@ def _renamed(nest: TensorNest, ids: set[int]) -> TensorNest:
 
 
 def match_triangular(root: ast.For, may_alias: Callable[[str, str], bool] | None = None,
-                     live: Callable[[str], bool] | None = None) -> tuple[str, str] | None:
+                     live: Callable[[str], bool] | None = None,
+                     numba: bool = False) -> tuple[str, str] | None:
     """(catalogue entry, replacement source) for a triangular nest rooted at ``root``, or None.
 
     Parameters
@@ -137,6 +138,8 @@ def match_triangular(root: ast.For, may_alias: Callable[[str, str], bool] | None
         ``may_alias(x, y)``: whether two names may share storage.
     live : callable, optional
         ``live(name)``: whether a name's value after the nest may be read.
+    numba : bool, default False
+        The numba form (:func:`.panels.panel_form`).
 
     Returns
     -------
@@ -176,7 +179,7 @@ def match_triangular(root: ast.For, may_alias: Callable[[str, str], bool] | None
         return None
     kind, code = got
     start, stop = nest.bounds[row]
-    fast = panel_form(rows, row, start, stop, ids)
+    fast = panel_form(rows, row, start, stop, ids, numba)
     if fast is not None:
         return f"{kind} (triangular rows)", fast[1]
     body = "\n".join("    " + line for line in code.splitlines())
