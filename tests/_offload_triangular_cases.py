@@ -151,3 +151,30 @@ def not_a_pair_lower(alpha, C, A, B):
         for j in range(i + 1):
             for k in range(A.shape[1]):
                 C[i, j] += A[j, k] * alpha * A[i, k] + alpha * B[j, k] * A[i, k]
+
+
+# -- a symmetric operand read from one triangle, the second range cut at an argument ----------
+def symm_lower_cut(C, A, B, m):
+    """k < i + 1 from A's row i, then i + 1 <= k < m from A's column i: the mirrored matrix
+    has columns [0, m), exact only when every row's first range stays below m."""
+    for i in range(A.shape[0]):
+        for j in range(B.shape[1]):
+            acc = 0.0
+            for k in range(i + 1):
+                acc += A[i, k] * B[k, j]
+            for k in range(i + 1, m):
+                acc += A[k, i] * B[k, j]
+            C[i, j] = acc
+
+
+def not_mirrored(C, A, D, B):
+    """The second range reads another array's column: no mirror, panels with a split."""
+    n = A.shape[0]
+    for i in range(n):
+        for j in range(B.shape[1]):
+            acc = 0.0
+            for k in range(i + 1):
+                acc += A[i, k] * B[k, j]
+            for k in range(i + 1, n):
+                acc += D[k, i] * B[k, j]
+            C[i, j] = acc

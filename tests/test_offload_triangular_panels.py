@@ -49,9 +49,12 @@ def small_panels(monkeypatch):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_products_are_hoisted_into_a_gemm_per_panel(name, small_panels):
     (b,) = offload.analyze(getattr(K, name)).blocks
-    lines = b.call.splitlines()
-    assert lines[0].endswith(", 3):") and "_hbq1 = " in b.call
-    head = lines[:next(k for k, ln in enumerate(lines) if ln.startswith("    for "))]
+    lines = [ln.strip() for ln in b.call.splitlines()]
+    lines = lines[lines.index(next(ln for ln in lines if ln.startswith("for _hbr0"))):]
+    assert "_hbq1 = " in b.call
+    # 3-row panels, or one panel when nothing is widened or split (the mirrored symm)
+    assert lines[0].endswith(", 3):") or name == "symm_lower"
+    head = lines[:next(k for k, ln in enumerate(lines) if ln.startswith("for i in"))]
     assert any("@" in ln for ln in head)  # the panel's GEMM before its rows run
 
 
@@ -165,4 +168,26 @@ def test_a_transposed_pair_shares_one_product_over_the_whole_range(name, small_p
     np.testing.assert_allclose(got[1][LOWER], want[1][LOWER], rtol=1e-12)
     v = offload.transform(fn, blocks=["B1"])
     ok, err = verify(_run(v.compile(), args), _run(fn, args))
+    assert ok, err
+
+
+@pytest.mark.parametrize("cut", [n, n - 4, 0])
+def test_mirrored_operand_and_its_run_time_guard(cut, small_panels):
+    """m = n: the mirrored matrix serves every row; m < n: rows whose first range passes m
+    exist, the guard fails and the rows' own calls run — both equal to the loop."""
+    (b,) = offload.analyze(K.symm_lower_cut).blocks
+    assert b.call.startswith("if A.shape[0] - 1 + 1 <= m:") and "_hbs1" in b.call
+    args = (_m(n, p), _m(n, n), _m(n, p), cut)
+    ok, err = verify(_run(_python_variant(K.symm_lower_cut), args), _run(K.symm_lower_cut, args))
+    assert ok, err
+    v = offload.transform(K.symm_lower_cut, blocks=["B1"])
+    ok, err = verify(_run(v.compile(), args), _run(K.symm_lower_cut, args))
+    assert ok, err
+
+
+def test_two_arrays_are_not_mirrored(small_panels):
+    (b,) = offload.analyze(K.not_mirrored).blocks
+    assert "_hbs" not in b.call and b.call.startswith("for _hbr0 in range(0, n, 3):")
+    args = (_m(n, p), _m(n, n), _m(n, n), _m(n, p))
+    ok, err = verify(_run(_python_variant(K.not_mirrored), args), _run(K.not_mirrored, args))
     assert ok, err

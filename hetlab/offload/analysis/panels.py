@@ -29,10 +29,20 @@ inside the panel) stays in the row loop, in the loop's order. A term with such a
 free (hulled) index, reading a temporary of the row, or with two summed indices bounded by
 ``i`` stays a per-row call.
 
-Panel height :data:`PANEL` rows for every shape (option (b) of the design note). Measured
+Before that, two row statements that read one symmetric operand from its two triangles are
+merged into one product with the mirrored matrix (:mod:`.mirror`). Panel height: the whole
+range as one panel when no bound is widened or split (one GEMM, as for the mirrored product),
+and when a transposed pair (``A[i,k] B[j,k] + B[i,k] A[j,k]``, a rank-2k update over the
+lower triangle from row 0) shares one product over the whole square, the second term reading
+it transposed (one GEMM instead of two: as a hand-written SYR2K); :data:`PANEL_SPLIT` rows when
+a summed bound is split (each row's remainder is at most that long: numba runs it as loops),
+:data:`PANEL` rows otherwise (option (b) of the design note). Measured
 (OpenBLAS on one thread, the machine shared, n = 250–340; ms, min of 7–9): a rank-2k update of
 the lower triangle 1.85 as one full GEMM per term over all rows (option (a): twice the
-triangle's flops) against 1.38–1.48 in panels of 64 rows; 32 and 128 rows were no better.
+triangle's flops) against 1.38–1.48 in panels of 64 rows (32, 96, 128 and 150 no better) and
+1.17 as one shared product (the hand-written key: 0.91); a split product (symm's two ranges,
+without the mirror) 0.81–0.89 in panels of 16–48 rows against 1.05–1.41 in panels of 64 with
+the remainders as GEMV calls on copied slices; the mirrored symm 0.57 (key 0.51).
 A ``prange`` over rows (option (c)) was not used: rows that read other rows are not
 independent, and BLAS calls inside numba's parallel regions fight OpenBLAS's threads; BLAS at
 the top level already uses both cores.
@@ -58,6 +68,7 @@ from __future__ import annotations
 import ast
 
 from .catalogue import LIBRARY, _minus, emit
+from .mirror import mirrored
 from .tensor import Ref, Stmt, TensorNest, Term
 
 __all__ = ["panel_form", "positions", "PANEL"]
@@ -132,7 +143,7 @@ class _Panels:
                  numba: bool = False) -> None:
         self.rows, self.row, self.numba = rows, row, numba
         self.pairs = False  # whether a transposed pair may share one whole-range product
-        self.paired = False
+        self.paired = self.widened = False
         self.verbatim: dict[int, list[str]] = {}
         self.others = {r for s in rows.stmts for r in s.reads if id(r) in others}
         self.bounds = dict(rows.bounds)
@@ -244,6 +255,7 @@ class _Panels:
         for d, v in enumerate(s.out.idx):
             sh = next((dep[v] for _, dep in members if v in dep), None)
             pb[v] = self.bounds[v] if sh is None else sh.hull()
+            self.widened |= sh is not None
             origin[d + 1] = pb[v][0]
         pair = self.pair(s, summed, members, pb)
         if pair is not None:
@@ -269,7 +281,8 @@ class _Panels:
         vars_ = (self.row, *s.out.idx, *sorted(summed))
         st = Stmt((0,) * len(vars_), vars_, out, "=", terms, ast.Pass(), None,
                   tuple(r for t in terms for r in t.refs), None)
-        got = emit(TensorNest(pb, [st], [], {name: name}), sizes=frozenset({_R0, _R1}))
+        got = emit(TensorNest(pb, [st], [], {name: name}), sizes=frozenset({_R0, _R1}),
+                   origin=self.origin)
         if got is None or not all(k in LIBRARY for k in got[0].split("+")):
             self.k -= 1
             return None
@@ -331,23 +344,39 @@ def panel_form(rows: TensorNest, row: str, start: str, stop: str, others: set[in
     tuple of str or None
         The catalogue entry of the row statements and the source replacing the nest.
     """
+    mir, orig = mirrored(rows, row, start, stop), rows
+    if mir is not None:
+        rows = TensorNest({**rows.bounds, **mir.bounds}, mir.stmts, rows.fors, rows.temps,
+                          rows.private, rows.written, rows.nonneg)
     for pairs in ((True, False) if start == "0" else (False,)):
         p = _Panels(rows, row, others, numba)
         p.pairs = pairs
+        if mir is not None:
+            p.origin.update(mir.origin)
         stmts = [x for s in rows.stmts for x in p.stmt(s)]
         if not (p.paired and p.split):
             break  # a shared product needs the whole range as one panel: no split term
-    if not p.origin:
+    if not any(name.startswith("_hbq") for name in p.origin):
         return None
     nest = TensorNest(p.bounds, stmts, rows.fors, rows.temps, rows.private, rows.written,
                       rows.nonneg | {_R0, _R1})
     got = emit(nest, origin=p.origin, verbatim=p.verbatim)
     if got is None:
         return None
-    step = f"max({stop} - {start}, 1)" if p.paired else str(PANEL_SPLIT if p.split else PANEL)
+    whole = p.paired or not (p.split or p.widened)
+    step = f"max({stop} - {start}, 1)" if whole else str(PANEL_SPLIT if p.split else PANEL)
     lines = [f"for {_R0} in range({start}, {stop}, {step}):",
              f"    {_R1} = min({_R0} + {step}, {stop})"]
     lines += ["    " + ln for ln in p.pre]
     lines += [f"    for {row} in range({_R0}, {_R1}):"]
     lines += ["        " + ln for ln in got[1].splitlines()]
+    if mir is None:
+        return got[0], "\n".join(lines)
+    slow = emit(orig)
+    if slow is None:
+        return None
+    lines = [f"if {' and '.join(mir.guards)}:", *("    " + ln for ln in mir.setup + lines),
+             "else:  # a row's first range passes the mirrored columns: the rows' own calls",
+             f"    for {row} in range({start}, {stop}):",
+             *("        " + ln for ln in slow[1].splitlines())]
     return got[0], "\n".join(lines)
