@@ -191,3 +191,16 @@ def test_two_arrays_are_not_mirrored(small_panels):
     args = (_m(n, p), _m(n, n), _m(n, n), _m(n, p))
     ok, err = verify(_run(_python_variant(K.not_mirrored), args), _run(K.not_mirrored, args))
     assert ok, err
+
+
+@pytest.mark.parametrize("name", ["syr2k_lower", "symm_lower", "trmm_inplace"])
+def test_cuda_variant_runs_the_panels_with_numpy_standing_in_for_cupy(name, small_panels):
+    """The cuda variant's block is the same panel code on device arrays (``_xp``): checked
+    with NumPy standing in for CuPy (the generated code, not a GPU)."""
+    fn = getattr(K, name)
+    args = {"syr2k_lower": lambda: (1.5, _m(n, n), _m(n, m), _m(n, m))}.get(
+        name, CASES.get(name, (None,))[0])()
+    v = offload.transform(fn, [], target="cupy", blocks=["B1"], array_module=np)
+    assert "_hbq1 = " in v.source and "_xp." in v.source
+    ok, err = verify(_run(v.compile(), args), _run(fn, args))
+    assert ok, err
