@@ -14,6 +14,7 @@ caller checks at run time (:attr:`Mirror.guard`), keeping the rows' own calls ot
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 
 from .catalogue import _minus
@@ -38,6 +39,13 @@ def _offset(text: str, row: str) -> int | None:
     from .panels import _row_offset
 
     return _row_offset(text, row)
+
+
+def written_as(out: Ref, op: str, terms: list[Term], origin: dict[str, dict[int, str]]
+               ) -> ast.AugAssign | ast.Assign:
+    from .panels import written_as as w
+
+    return w(out, op, terms, origin)
 
 
 def _pos(r: Ref) -> list[str]:
@@ -94,8 +102,9 @@ def _pair(s1: Stmt, s2: Stmt, nest: TensorNest, row: str, span: tuple[str, str],
     y = Ref(y1.name, tuple(v if p == v1 else p for p in y1.idx), y1.fixed)
     term = Term(t1.coef, (Ref(s, (v,), ((0, row),)), y), t1.div)
     vs = (*s1.out.idx, v)
-    st = Stmt((0,) * len(vs), vs, s1.out, "+=", [term], s1.node, None,
-              (*term.refs, *(r for r in s1.reads if not r.array)), None)
+    node = written_as(s1.out, "+=", [term], {s: {0: start, 1: lo}})
+    st = Stmt((0,) * len(vs), vs, s1.out, "+=", [term], node, None,
+              (*term.refs, *(r for r in s1.reads if not r.array)), node.value)
     return st, setup, guard, {0: start, 1: lo}, v, (lo, hi2)
 
 

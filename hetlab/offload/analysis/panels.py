@@ -215,8 +215,10 @@ class _Panels:
             vs = tuple(v for v in s.vars if v in used) + tuple(sorted(used - set(s.vars)))
             reads = tuple(r for t in terms for r in t.refs) + tuple(
                 r for r in s.reads if not r.array)
-            out.append(Stmt((0,) * len(vs), vs, s.out, s.op if n == 0 else "+=", terms,
-                            s.node, None, reads, s.value if n == 0 and kept else None))
+            op = s.op if n == 0 else "+="
+            node = written_as(s.out, op, terms, self.origin)
+            out.append(Stmt((0,) * len(vs), vs, s.out, op, terms, node, None, reads,
+                            node.value))
             if self.numba and terms[0] in rest:
                 self.verbatim[id(out[-1])] = self.loops(s.out, terms[0])
         return out
@@ -225,24 +227,14 @@ class _Panels:
         """A remainder ``out += t`` as loops (numba form): the summed variables outside, the
         output's innermost (unit stride along the output's last axis). Each element still sums
         its remainder in increasing order."""
-        def el(r: Ref) -> str:
-            if not r.array:
-                return r.name
-            off = self.origin.get(r.name, {})
-            subs = (_minus(x, off.get(d, "0")) for d, x in enumerate(positions(r)))
-            return f"{r.name}[{', '.join(subs)}]"
-
         summed = [v for r in t.refs for v in r.idx if v not in out.idx]
         order = list(dict.fromkeys(summed)) + list(out.idx)
-        coef = [c if c.replace("_", "").replace(".", "").isalnum() else f"({c})"
-                for c in t.coef]
-        rhs = " * ".join([*coef, *(el(r) for r in t.refs)])
-        rhs += "".join(f" / ({d})" for d in t.div)
         lines = []
         for d, v in enumerate(order):
             lines.append("    " * d + f"for {v} in range({self.bounds[v][0]}, "
                          f"{self.bounds[v][1]}):")
-        return [*lines, "    " * len(order) + f"{el(out)} += {rhs}"]
+        stmt = ast.unparse(written_as(out, "+=", [t], self.origin))
+        return [*lines, "    " * len(order) + stmt]
 
     def hoist(self, s: Stmt, summed: frozenset[str], members: list[tuple[Term, dict[str, _Shape]]]
               ) -> tuple[Term, list[Term]] | None:
@@ -316,6 +308,30 @@ class _Panels:
                                          for x in positions(r))) for r in t.refs)
 
         return v if canon(t1, False) == canon(t2, True) else None
+
+
+def element(r: Ref, origin: dict[str, dict[int, str]]) -> str:
+    """Source text of the element ``r`` (shifted by ``origin`` for a panel's product)."""
+    if not r.array:
+        return r.name
+    off = origin.get(r.name, {})
+    subs = (_minus(x, off.get(d, "0")) for d, x in enumerate(positions(r)))
+    return f"{r.name}[{', '.join(subs)}]"
+
+
+def written_as(out: Ref, op: str, terms: list[Term],
+               origin: dict[str, dict[int, str]]) -> ast.AugAssign | ast.Assign:
+    """The element statement ``out op Σ terms``: what a statement split or merged here
+    computes per element (the emitter's fallbacks read it, never the source's statement)."""
+    parts = []
+    for t in terms:
+        coef = [c if c.replace("_", "").replace(".", "").isalnum() else f"({c})"
+                for c in t.coef]
+        text = " * ".join([*coef, *(element(r, origin) for r in t.refs)]) or "1.0"
+        parts.append(text + "".join(f" / ({d})" for d in t.div))
+    node = ast.parse(f"{element(out, origin)} {op} {' + '.join(parts)}").body[0]
+    assert isinstance(node, (ast.AugAssign, ast.Assign))
+    return node
 
 
 def panel_form(rows: TensorNest, row: str, start: str, stop: str, others: set[int],
