@@ -178,3 +178,12 @@ def not_mirrored(C, A, D, B):
             for k in range(i + 1, n):
                 acc += D[k, i] * B[k, j]
             C[i, j] = acc
+
+
+def syr2k_upper_n(alpha, C, A, B):
+    """The transposed pair over the upper triangle, up to the last row."""
+    n = C.shape[0]
+    for i in range(n):
+        for j in range(i, n):
+            for k in range(A.shape[1]):
+                C[i, j] += alpha * A[i, k] * B[j, k] + alpha * B[i, k] * A[j, k]

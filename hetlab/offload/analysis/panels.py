@@ -143,6 +143,7 @@ class _Panels:
                  numba: bool = False) -> None:
         self.rows, self.row, self.numba = rows, row, numba
         self.pairs = False  # whether a transposed pair may share one whole-range product
+        self.span = ("", "")  # the row loop's (start, stop)
         self.paired = self.widened = False
         self.verbatim: dict[int, list[str]] = {}
         self.others = {r for s in rows.stmts for r in s.reads if id(r) in others}
@@ -290,15 +291,18 @@ class _Panels:
              pb: dict[str, tuple[str, str]]) -> str | None:
         """The output variable ``j`` when ``members`` are two terms, the second the first with
         ``row`` and ``j`` swapped (``A[i,k] B[j,k] + B[i,k] A[j,k]``, a rank-2k update), over
-        a square product: rows ``[0, stop)``, ``j``'s hull ``[0, stop)`` (the whole-range
-        panel), summed ranges not split. One GEMM then serves both (as a hand-written SYR2K
-        does), the second term read transposed."""
+        a square product: ``j``'s hull over the whole-range panel is the rows' range
+        (``j <= i`` from row 0, ``j >= i`` up to the last row), summed ranges not split. One
+        GEMM then serves both (as a hand-written SYR2K does), the second term read
+        transposed."""
         if not self.pairs or len(members) != 2 or len(s.out.idx) != 1:
             return None
         (v,) = s.out.idx
         (t1, d1), (t2, d2) = members
+        whole = {_R0: self.span[0], _R1: self.span[1]}  # the one panel: all rows
         if v not in d1 or v not in d2 or summed & (set(d1) | set(d2)) \
-                or pb[v] != ("0", _R1) or sorted(t1.coef) != sorted(t2.coef) \
+                or tuple(whole.get(b, b) for b in pb[v]) != self.span \
+                or sorted(t1.coef) != sorted(t2.coef) \
                 or sorted(t1.div) != sorted(t2.div):
             return None
 
@@ -364,9 +368,9 @@ def panel_form(rows: TensorNest, row: str, start: str, stop: str, others: set[in
     if mir is not None:
         rows = TensorNest({**rows.bounds, **mir.bounds}, mir.stmts, rows.fors, rows.temps,
                           rows.private, rows.written, rows.nonneg)
-    for pairs in ((True, False) if start == "0" else (False,)):
+    for pairs in (True, False):
         p = _Panels(rows, row, others, numba)
-        p.pairs = pairs
+        p.pairs, p.span = pairs, (start, stop)
         if mir is not None:
             p.origin.update(mir.origin)
         stmts = [x for s in rows.stmts for x in p.stmt(s)]
