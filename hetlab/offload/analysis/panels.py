@@ -32,17 +32,21 @@ free (hulled) index, reading a temporary of the row, or with two summed indices 
 Before that, two row statements that read one symmetric operand from its two triangles are
 merged into one product with the mirrored matrix (:mod:`.mirror`). Panel height: the whole
 range as one panel when no bound is widened or split (one GEMM, as for the mirrored product),
-and when a transposed pair (``A[i,k] B[j,k] + B[i,k] A[j,k]``, a rank-2k update over the
-lower triangle from row 0) shares one product over the whole square, the second term reading
-it transposed (one GEMM instead of two: as a hand-written SYR2K); :data:`PANEL_SPLIT` rows when
-a summed bound is split (each row's remainder is at most that long: numba runs it as loops),
-:data:`PANEL` rows otherwise (option (b) of the design note). Measured
-(OpenBLAS on one thread, the machine shared, n = 250–340; ms, min of 7–9): a rank-2k update of
-the lower triangle 1.85 as one full GEMM per term over all rows (option (a): twice the
-triangle's flops) against 1.38–1.48 in panels of 64 rows (32, 96, 128 and 150 no better) and
-1.17 as one shared product (the hand-written key: 0.91); a split product (symm's two ranges,
-without the mirror) 0.81–0.89 in panels of 16–48 rows against 1.05–1.41 in panels of 64 with
-the remainders as GEMV calls on copied slices; the mirrored symm 0.57 (key 0.51).
+and when a transposed pair (``A[i,k] B[j,k] + B[i,k] A[j,k]``, a rank-2k update of a
+triangle that spans the rows' range) shares one product over the whole square, the second
+term reading it transposed (one GEMM instead of two: as a hand-written SYR2K);
+:data:`PANEL_SPLIT` rows when a summed bound is split (each row's remainder is at most that
+long: numba runs it as loops), :data:`PANEL` rows otherwise (option (b) of the design note).
+A scaling shared by a product's terms is applied to it in place (``P *= alpha``).
+
+Measured by ``benchmarks/offload_triangular_panels.py`` (figures in
+``benchmarks/results/offload_triangular_panels.txt``, a shared machine; min of 11 calls,
+OpenBLAS on one thread): on the suite's three triangular kernels the per-row form ran
+0.30–0.70× their hand-written keys, the panel form 0.69–1.35×. While
+choosing, one full GEMM per term over all rows (option (a), twice the triangle's flops) and
+panels of 32–150 rows were tried on the rank-2k update, and split panels of 16–64 rows with
+the remainders as GEMV calls on slices; the shapes above were the fastest of those (ad hoc
+runs on the loaded machine, not committed: read them as a direction, not as figures).
 A ``prange`` over rows (option (c)) was not used: rows that read other rows are not
 independent, and BLAS calls inside numba's parallel regions fight OpenBLAS's threads; BLAS at
 the top level already uses both cores.
@@ -253,6 +257,10 @@ class _Panels:
         pair = self.pair(s, summed, members, pb)
         if pair is not None:
             members = [members[0]]
+        # one scaling shared by every term: applied to the product in place (one array
+        # fewer; ``P *= a * b`` is ``a * b * P`` element for element)
+        coef, div = members[0][0].coef, members[0][0].div
+        shared = all(t.coef == coef and t.div == div for t, _ in members)
         terms, rest = [], []
         for t, dep in members:
             for v in summed:
@@ -261,7 +269,7 @@ class _Panels:
             # for the rows reading it (products of two factors commute exactly)
             order = sorted(t.refs, key=lambda r: not r.fixed)
             refs = tuple(Ref(r.name, tuple(positions(r))) for r in order)
-            terms.append(Term(t.coef, refs, t.div))
+            terms.append(Term((), refs) if shared else Term(t.coef, refs, t.div))
             for v in summed & set(dep):
                 self.split = True
                 self.k += 1
@@ -280,6 +288,12 @@ class _Panels:
             self.k -= 1
             return None
         self.pre += got[1].splitlines()
+        def par(c: str) -> str:
+            return c if c.isidentifier() else f"({c})"
+
+        if shared and coef:
+            self.pre.append(f"{name} *= {' * '.join(par(c) for c in coef)}")
+        self.pre += [f"{name} /= {par(d)}" for d in (div if shared else ())]
         self.origin[name] = origin
         if pair is not None:  # the second term at (i, j) is the first's product at (j, i)
             self.paired = True

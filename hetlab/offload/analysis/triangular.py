@@ -32,7 +32,8 @@ form (``for i`` around the row's calls).
 >>> print(match_triangular(ast.parse(src).body[0])[1])  # doctest: +NORMALIZE_WHITESPACE
 for _hbr0 in range(0, C.shape[0], 64):
     _hbr1 = min(_hbr0 + 64, C.shape[0])
-    _hbq1 = alpha * (np.ascontiguousarray(A[_hbr0:_hbr1, :]) @ np.ascontiguousarray(A[:_hbr1, :]).T)
+    _hbq1 = (np.ascontiguousarray(A[_hbr0:_hbr1, :]) @ np.ascontiguousarray(A[:_hbr1, :]).T)
+    _hbq1 *= alpha
     for i in range(_hbr0, _hbr1):
         C[i, :i + 1] *= beta
         C[i, :i + 1] += _hbq1[i - _hbr0, 0:max(i + 1, 0)]
