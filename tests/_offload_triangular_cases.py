@@ -135,3 +135,55 @@ def nm_bound_from_row_start(A, x, y, s):
     for i in range(s, A.shape[0]):  # a row start that may be negative
         for j in range(i + 1):
             y[i] += A[i, j] * x[j]
+
+
+# -- a transposed pair: the second term is the first with i and j swapped ----------------------
+def syr2k_lower(alpha, C, A, B):
+    for i in range(C.shape[0]):
+        for j in range(i + 1):
+            for k in range(A.shape[1]):
+                C[i, j] += A[j, k] * alpha * B[i, k] + alpha * B[j, k] * A[i, k]
+
+
+def not_a_pair_lower(alpha, C, A, B):
+    """Two terms that are not each other's transpose (A with A, B with A)."""
+    for i in range(C.shape[0]):
+        for j in range(i + 1):
+            for k in range(A.shape[1]):
+                C[i, j] += A[j, k] * alpha * A[i, k] + alpha * B[j, k] * A[i, k]
+
+
+# -- a symmetric operand read from one triangle, the second range cut at an argument ----------
+def symm_lower_cut(C, A, B, m):
+    """k < i + 1 from A's row i, then i + 1 <= k < m from A's column i: the mirrored matrix
+    has columns [0, m), exact only when every row's first range stays below m."""
+    for i in range(A.shape[0]):
+        for j in range(B.shape[1]):
+            acc = 0.0
+            for k in range(i + 1):
+                acc += A[i, k] * B[k, j]
+            for k in range(i + 1, m):
+                acc += A[k, i] * B[k, j]
+            C[i, j] = acc
+
+
+def not_mirrored(C, A, D, B):
+    """The second range reads another array's column: no mirror, panels with a split."""
+    n = A.shape[0]
+    for i in range(n):
+        for j in range(B.shape[1]):
+            acc = 0.0
+            for k in range(i + 1):
+                acc += A[i, k] * B[k, j]
+            for k in range(i + 1, n):
+                acc += D[k, i] * B[k, j]
+            C[i, j] = acc
+
+
+def syr2k_upper_n(alpha, C, A, B):
+    """The transposed pair over the upper triangle, up to the last row."""
+    n = C.shape[0]
+    for i in range(n):
+        for j in range(i, n):
+            for k in range(A.shape[1]):
+                C[i, j] += alpha * A[i, k] * B[j, k] + alpha * B[i, k] * A[j, k]

@@ -90,7 +90,7 @@ def match_nest(root: ast.For, may_alias: Callable[[str, str], bool] | None = Non
     """
     nest = normalize(root)
     if nest is None:
-        return match_triangular(root, may_alias, live) \
+        return match_triangular(root, may_alias, live, numba) \
             or match_argmin(root, may_alias, live, numba) or match_gram(root, may_alias, live)
     if legal(nest, may_alias) is not None:
         return None

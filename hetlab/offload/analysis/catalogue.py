@@ -48,8 +48,12 @@ class _NoMatch(Exception):
 
 class _Emitter:
     def __init__(self, nest: TensorNest, numba: bool = False,
-                 sizes: frozenset[str] = frozenset()) -> None:
+                 sizes: frozenset[str] = frozenset(),
+                 origin: dict[str, dict[int, str]] | None = None,
+                 verbatim: dict[int, list[str]] | None = None) -> None:
         self.nest = nest
+        self.origin = origin or {}
+        self.verbatim = verbatim or {}
         self.nonneg = nest.nonneg | sizes
         self.numba = numba
         self.init: str | None = None
@@ -66,6 +70,8 @@ class _Emitter:
         """``r``'s array restricted to its loops' ranges; True when that is the whole array."""
         if r.name in self.temps:
             return r.name, True
+        if r.name in self.origin:
+            return self.shifted(r), False
         parts = []
         fixed = dict(r.fixed)
         free = iter(r.idx)
@@ -86,6 +92,20 @@ class _Emitter:
         if all(p == ":" for p in parts) and not fixed:
             return r.name, True
         return f"{r.name}[{', '.join(parts)}]", False
+
+    def shifted(self, r: Ref) -> str:
+        """``r`` of an array whose element 0 along axis ``d`` is element ``origin[d]`` of the
+        loop's index space (a panel's product, :mod:`.panels`)."""
+        off, fixed, free = self.origin[r.name], dict(r.fixed), iter(r.idx)
+        parts = []
+        for d in range(len(r.idx) + len(fixed)):
+            o = off.get(d, "0")
+            if d in fixed:
+                parts.append(_minus(fixed[d], o))
+                continue
+            start, stop = self.nest.bounds[next(free)]
+            parts.append(f"{_minus(start, o)}:max({_minus(stop, o)}, 0)")
+        return f"{r.name}[{', '.join(parts)}]"
 
     def target(self, r: Ref) -> str:
         if not r.array or r.name in self.temps:
@@ -220,6 +240,9 @@ class _Emitter:
 
     # -- statements ----------------------------------------------------------------------
     def stmt(self, s: Stmt, op: str) -> str:
+        if id(s) in self.verbatim:  # written by the caller (a panel's remainder loop)
+            self.lines += self.verbatim[id(s)]
+            return "loop"
         tgt = self.target(s.out)
         if s.scale is not None:
             self.lines.append(f"{tgt} {s.op} {s.scale}")
@@ -326,8 +349,9 @@ class _Temps(ast.NodeTransformer):
         return ast.copy_location(ast.Subscript(ast.Name(t, ast.Load()), sub, node.ctx), node)
 
 
-def emit(nest: TensorNest, numba: bool = False,
-         sizes: frozenset[str] = frozenset()) -> tuple[str, str] | None:
+def emit(nest: TensorNest, numba: bool = False, sizes: frozenset[str] = frozenset(),
+         origin: dict[str, dict[int, str]] | None = None,
+         verbatim: dict[int, list[str]] | None = None) -> tuple[str, str] | None:
     """(entry name, NumPy statements) replacing ``nest``, or None when not in the catalogue.
 
     Parameters
@@ -337,6 +361,13 @@ def emit(nest: TensorNest, numba: bool = False,
     numba : bool, default False
         The numba form: statements over two or more loops that are not contractions become
         ordered, parallel loops (:mod:`.loopform`) instead of NumPy array expressions.
+    sizes : frozenset of str, optional
+        Names that always hold a size (never negative).
+    origin : dict, optional
+        ``{array: {axis: offset}}`` for arrays (a panel's product, :mod:`.panels`) that hold
+        the loop's element ``offset`` at their element 0 along ``axis``.
+    verbatim : dict, optional
+        ``{id(statement): lines}``: statements of ``nest`` emitted as the given lines.
 
     Returns
     -------
@@ -344,7 +375,7 @@ def emit(nest: TensorNest, numba: bool = False,
         The entry (``"matmul"``, ``"matvec+matvec"``, ``"sum+scal"`` …) and the replacement
         source (one statement per line; a batched product or an epilogue adds loops).
     """
-    em = _Emitter(nest, numba, sizes)
+    em = _Emitter(nest, numba, sizes, origin, verbatim)
     kinds: list[tuple[str, Stmt]] = []
     stmts = nest.stmts
     skip: set[int] = set()
@@ -375,8 +406,8 @@ def emit(nest: TensorNest, numba: bool = False,
                      f"    {em.target(Ref(name, acc.idx[len(shared):]))} = {temp}[{last}]"]
     _inline(em)
     names = [k for k, _ in kinds]
-    if not any(k in LIBRARY or "+" in k for k in names):
-        return None
+    if not any(k in LIBRARY or "+" in k for k in names) and not em.origin:
+        return None  # (with an origin, the library call is the panel's product)
     if not any(k not in ("scal", "fill", "epilogue", "copy", "axpy") for k in names) \
             and len(nest.fors) > 1 and any(k == "epilogue" for k in names):
         return None
@@ -420,6 +451,13 @@ def _inline(em: _Emitter) -> None:
         em.lines[uses[0]] = word.sub(lambda _m, r=rhs: r if r.startswith("(") else f"({r})",
                                      em.lines[uses[0]])
         del em.lines[defs[0]]
+
+
+def _minus(a: str, b: str) -> str:
+    """Source text of ``a - b`` (``a`` when ``b`` is ``"0"``)."""
+    if b == "0":
+        return a
+    return f"{a} - {b}" if re.match(r"^\w+$", b) else f"{a} - ({b})"
 
 
 def _zero_init(s: Stmt) -> bool:

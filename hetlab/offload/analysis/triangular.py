@@ -16,6 +16,11 @@ reads are provably not the row it writes — a read at row ``k`` with ``k``'s ra
 ``i + 1`` or more, or stopping at ``i`` or less. Reads of rows written by earlier iterations
 see their new values, as in the loop.
 
+The code emitted is not one library call per row: :func:`.panels.panel_form` hoists the row's
+products into one GEMM per panel of rows (the row's own remainder and its elementwise
+statements stay in the row loop); a nest whose products cannot be hoisted keeps the per-row
+form (``for i`` around the row's calls).
+
 >>> import ast
 >>> src = '''
 ... for i in range(C.shape[0]):
@@ -25,9 +30,13 @@ see their new values, as in the loop.
 ...             C[i, j] += alpha * A[i, k] * A[j, k]
 ... '''
 >>> print(match_triangular(ast.parse(src).body[0])[1])  # doctest: +NORMALIZE_WHITESPACE
-for i in range(0, C.shape[0]):
-    C[i, :i + 1] *= beta
-    C[i, :i + 1] += alpha * (np.ascontiguousarray(A[i, :]) @ np.ascontiguousarray(A[:i + 1, :]).T)
+for _hbr0 in range(0, C.shape[0], 64):
+    _hbr1 = min(_hbr0 + 64, C.shape[0])
+    _hbq1 = (np.ascontiguousarray(A[_hbr0:_hbr1, :]) @ np.ascontiguousarray(A[:_hbr1, :]).T)
+    _hbq1 *= alpha
+    for i in range(_hbr0, _hbr1):
+        C[i, :i + 1] *= beta
+        C[i, :i + 1] += _hbq1[i - _hbr0, 0:max(i + 1, 0)]
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ from collections.abc import Callable
 from .catalogue import emit
 from .contraction import Ref, Stmt, TensorNest, Term, normalize
 from .legality import legal
+from .panels import panel_form, positions
 
 __all__ = ["match_triangular", "row_nest"]
 
@@ -88,17 +98,11 @@ def _other_rows(nest: TensorNest, row: str) -> dict[str, set[int]] | None:
             for r in x.reads:
                 if r.name != s.out.name or r.fixed == s.out.fixed:
                     continue
-                free = [v for d, v in enumerate(_positions(r)) if d == pos]
+                free = [v for d, v in enumerate(positions(r)) if d == pos]
                 if r.fixed or not free or not _excludes(nest.bounds[free[0]], row):
                     return None  # a read that may be the written row: left to legal()
                 renames.setdefault(s.out.name, set()).add(id(r))
     return renames
-
-
-def _positions(r: Ref) -> list[str]:
-    fixed = dict(r.fixed)
-    free = iter(r.idx)
-    return [fixed[d] if d in fixed else next(free) for d in range(len(r.idx) + len(fixed))]
 
 
 def _excludes(bounds: tuple[str, str], row: str) -> bool:
@@ -123,7 +127,8 @@ def _renamed(nest: TensorNest, ids: set[int]) -> TensorNest:
 
 
 def match_triangular(root: ast.For, may_alias: Callable[[str, str], bool] | None = None,
-                     live: Callable[[str], bool] | None = None) -> tuple[str, str] | None:
+                     live: Callable[[str], bool] | None = None,
+                     numba: bool = False) -> tuple[str, str] | None:
     """(catalogue entry, replacement source) for a triangular nest rooted at ``root``, or None.
 
     Parameters
@@ -134,6 +139,8 @@ def match_triangular(root: ast.For, may_alias: Callable[[str, str], bool] | None
         ``may_alias(x, y)``: whether two names may share storage.
     live : callable, optional
         ``live(name)``: whether a name's value after the nest may be read.
+    numba : bool, default False
+        The numba form (:func:`.panels.panel_form`).
 
     Returns
     -------
@@ -173,5 +180,8 @@ def match_triangular(root: ast.For, may_alias: Callable[[str, str], bool] | None
         return None
     kind, code = got
     start, stop = nest.bounds[row]
+    fast = panel_form(rows, row, start, stop, ids, numba)
+    if fast is not None:
+        return f"{kind} (triangular rows)", fast[1]
     body = "\n".join("    " + line for line in code.splitlines())
     return f"{kind} (triangular rows)", f"for {row} in range({start}, {stop}):\n{body}"
