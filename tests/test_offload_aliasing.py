@@ -165,3 +165,48 @@ def test_search_refuses_aliases_nested_in_tuples():
     x = np.arange(8.0)
     with pytest.raises(hl.InvalidInputError, match=r"share memory"):
         offload.search(_nested, ((x, x[:]), [], np.zeros(8)), budget=1, progress=False)
+
+
+def _argmin_rows(points, centers, labels):
+    for i in range(points.shape[0]):
+        best = 0
+        best_d2 = np.inf
+        for c in range(centers.shape[0]):
+            d2 = 0.0
+            for f in range(points.shape[1]):
+                diff = points[i, f] - centers[c, f]
+                d2 += diff * diff
+            if d2 < best_d2:
+                best_d2 = d2
+                best = c
+        labels[i] = best
+
+
+def _number_then_view(A, out):
+    acc = 0.0
+    for i in range(A.shape[0]):
+        acc = A[i]  # now a row of A: writing acc writes A
+        acc[0] = 5.0
+        out[i] = acc[1]
+
+
+def _number_copied_then_view(A, out):
+    s = 0.0
+    for i in range(A.shape[0]):
+        t = s
+        t = A[i]
+        t[0] += 1.0
+        out[i] = t[0]
+
+
+def test_numbers_assigned_between_names_do_not_alias():
+    """best_d2 = d2 between two locals that only ever hold numbers is a copy: the row loop
+    is parallel (it was kept sequential as a possible alias)."""
+    rep = offload.analyze(_argmin_rows)
+    assert rep.loop("L1").verdict == "parallel", str(rep)
+
+
+@pytest.mark.parametrize("fn", [_number_then_view, _number_copied_then_view])
+def test_a_name_also_bound_to_a_view_is_not_a_number(fn):
+    rep = offload.analyze(fn)
+    assert rep.loop("L1").verdict != "parallel", str(rep)

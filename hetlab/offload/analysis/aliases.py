@@ -117,6 +117,7 @@ class _Pass:
         self.containers: set[str] = set()  # locals bound to lists, tuples, dicts
         self.view_lines: dict[str, int] = {}
         self.globals_read: set[str] = set()
+        self.scalars = _scalar_names(tree, namespace)
 
     # -- roots of an expression -----------------------------------------------------------
     def name_roots(self, name: str) -> set[str]:
@@ -226,6 +227,9 @@ class _Pass:
             name = target.id
             if name not in self.roots:
                 self.roots[name] = set()
+            if name in self.scalars:  # a number: its value is copied, never shared
+                self.roots[name].add(name)
+                return
             new = (value - {_OWN}) | ({name} if _OWN in value else set())
             if new - {name}:
                 self.view_lines.setdefault(name, self.line0 + getattr(node, "lineno", 1) - 1)
@@ -325,6 +329,85 @@ class _Pass:
                 self.stmt(s)
             if before == {k: frozenset(v) for k, v in self.roots.items()}:
                 break
+
+
+def _scalar_names(tree: ast.FunctionDef, namespace: dict[str, Any]) -> set[str]:
+    """Locals that hold a number at every binding: each binding is a numeric literal, a
+    NumPy/math constant (``np.inf``), a ``range`` loop index, another such name, or
+    arithmetic and ``math``/``abs``/``min``/``max``/``int``/``float`` calls of those (the
+    greatest such set). Numbers are copied, never shared: no alias to follow. A name also
+    bound to anything else (an element read, which may be a view of a row) is left out."""
+    a = tree.args
+    params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+    binds: dict[str, list[ast.AST | None]] = {}  # None: a binding that is never a number
+
+    def add(t: ast.AST, v: ast.AST | None) -> None:
+        if isinstance(t, ast.Name):
+            binds.setdefault(t.id, []).append(v)
+        elif isinstance(t, (ast.Tuple, ast.List)):
+            vals = v.elts if isinstance(v, (ast.Tuple, ast.List)) \
+                and len(v.elts) == len(t.elts) else [None] * len(t.elts)
+            for te, ve in zip(t.elts, vals, strict=True):
+                add(te, ve)
+        elif isinstance(t, ast.Starred):
+            add(t.value, None)
+
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                add(t, n.value)
+        elif isinstance(n, (ast.AnnAssign, ast.NamedExpr)) and n.value is not None:
+            add(n.target, n.value)
+        elif isinstance(n, (ast.For, ast.AsyncFor)):
+            it = n.iter
+            ranged = isinstance(it, ast.Call) and isinstance(it.func, ast.Name) \
+                and it.func.id in ("range", "prange") and it.func.id not in binds
+            add(n.target, it if ranged else None)
+        elif isinstance(n, (ast.With, ast.AsyncWith)):
+            for item in n.items:
+                if item.optional_vars is not None:
+                    add(item.optional_vars, None)
+        elif isinstance(n, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)) \
+                and n is not tree:
+            pass  # their names are never numbers here: bound below as unknown
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in binds:
+            binds[n.id] = [None]
+    found = {k for k in binds if k not in params}
+
+    def number(v: ast.AST | None) -> bool:
+        if v is None:
+            return False
+        if isinstance(v, ast.Constant):
+            return isinstance(v.value, (int, float, complex)) and not isinstance(v.value, bool)
+        if isinstance(v, ast.Name):
+            return v.id in found
+        if isinstance(v, ast.Attribute):
+            return (isinstance(v.value, ast.Name) and v.attr in ("inf", "nan", "pi", "e", "tau")
+                    and getattr(namespace.get(v.value.id), "__name__", "") in ("numpy", "math"))
+        if isinstance(v, ast.BinOp):
+            return number(v.left) and number(v.right)
+        if isinstance(v, ast.UnaryOp):
+            return number(v.operand)
+        if isinstance(v, ast.Call) and not v.keywords:
+            f = v.func
+            if isinstance(f, ast.Name) and f.id in ("range", "prange"):
+                return True  # a loop index (the For binding above)
+            ok = (isinstance(f, ast.Name) and f.id in ("abs", "min", "max", "int", "float")
+                  and f.id not in binds) or (
+                isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
+                and getattr(namespace.get(f.value.id), "__name__", "") == "math")
+            return ok and all(number(x) for x in v.args)
+        return False
+
+    changed = True
+    while changed:
+        changed = False
+        for name in list(found):
+            if not all(number(v) for v in binds[name]):
+                found.discard(name)
+                changed = True
+    return found
 
 
 def _written_roots(p: _Pass) -> set[str]:
