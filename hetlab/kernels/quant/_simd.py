@@ -134,6 +134,15 @@ HAS_VNNI = has_vnni(host_features())
 #: the AVX2 integer kernels (:mod:`._simd_avx2`) likewise
 HAS_AVX2 = has_avx2(host_features())
 
+if HAS_VNNI:
+    # numba initializes LLVM's native target and printer but not its assembly parser, which
+    # the inline assembly of ``_shl_bytes`` needs wherever a module holding it is finalized
+    # (also when a cached kernel is linked into a new one): an idempotent llvmlite call,
+    # made at import so that every process using these kernels has it
+    import llvmlite.binding as _llvm
+
+    _llvm.initialize_native_asmparser()
+
 
 def _splat_i(value: int):  # pragma: no cover - compile time
     return ir.Constant(_VI, [ir.Constant(_I32, value)] * LANES)
@@ -167,21 +176,12 @@ def _byte_shift_control(nbytes: int):
     return ir.Constant(_I8X64, [ir.Constant(ir.IntType(8), c) for c in ctl])
 
 
-def _asm_parser() -> None:  # pragma: no cover - compile time
-    """numba initializes LLVM's native target and printer, not its assembly parser, which
-    inline assembly needs (an idempotent llvmlite call)."""
-    import llvmlite.binding as llvm
-
-    llvm.initialize_native_asmparser()
-
-
 def _shl_bytes(builder, v, nbytes: int):  # pragma: no cover - compile time
     """``v << 8·nbytes`` per int32 lane as a byte shuffle: ``vpshufb`` runs on the shuffle
     port (p5), where ``vpslld`` on 512-bit vectors competes with ``vpdpbusd`` for port 0 —
     the port that bounds the W4 group dot (six ``vpdpbusd`` per 128 weights)."""
     if nbytes == 0:
         return v
-    _asm_parser()
     # inline asm: given the intrinsic with a constant mask, LLVM recognizes the shift and
     # emits vpslld again
     moved = builder.asm(ir.FunctionType(_I8X64, [_I8X64, _I8X64]), "vpshufb $2, $1, $0",
