@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import BackendUnavailable, InvalidInputError
+from ..errors import InvalidInputError
 from .budget import Budget, BudgetError, format_bytes, parse_budget
 from .costmodel import resident_layers
 from .kvcache import SpillingKV
@@ -64,6 +64,29 @@ def _check_int(name: str, value: Any, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
         raise InvalidInputError(f"stream: {name} must be an int >= {low}; got {value!r}.")
     return int(value)
+
+
+def _checked(model: Any, budget: Any, tier: Any, prefetch: Any, bits: Any, kv_budget: Any
+             ) -> tuple[int, int, int, int]:
+    """The arguments every tier shares, checked: (budget bytes, prefetch, bits, kv bytes)."""
+    if not isinstance(model, Model):
+        raise InvalidInputError(
+            f"stream: model must be a hetlab.offload_memory.Model (Model.decoder(...) or "
+            f"Model.from_minilm()); got {type(model).__name__}."
+        )
+    total = parse_budget(budget)
+    if tier not in TIERS:
+        raise InvalidInputError(f"stream: tier must be one of {TIERS}; got {tier!r}.")
+    prefetch = _check_int("prefetch", prefetch, 0)
+    bits = check_bits(bits)
+    kv = (total // 4 if model.kind == "decoder" else 0) if kv_budget is None else (
+        parse_budget(kv_budget, "kv_budget"))
+    if kv >= total:
+        raise InvalidInputError(
+            f"stream: kv_budget ({format_bytes(kv)}) must be smaller than budget "
+            f"({format_bytes(total)}): the rest holds the layers."
+        )
+    return total, prefetch, bits, kv
 
 
 class StreamRun:
@@ -85,31 +108,11 @@ class StreamRun:
                  kv_budget: Any = None, group_size: int = 128, io: str = "auto",
                  path: str | None = None, kv_block: int = 16,
                  store: TierFile | None = None, pin: bool = True) -> None:
-        if not isinstance(model, Model):
-            raise InvalidInputError(
-                f"stream: model must be a hetlab.offload_memory.Model (Model.decoder(...) or "
-                f"Model.from_minilm()); got {type(model).__name__}."
-            )
-        total = parse_budget(budget)
-        if tier not in TIERS:
-            raise InvalidInputError(f"stream: tier must be one of {TIERS}; got {tier!r}.")
-        self.prefetch = _check_int("prefetch", prefetch, 0)
-        self.bits = check_bits(bits)
-        kv = (total // 4 if model.kind == "decoder" else 0) if kv_budget is None else (
-            parse_budget(kv_budget, "kv_budget"))
-        if kv >= total:
-            raise InvalidInputError(
-                f"stream: kv_budget ({format_bytes(kv)}) must be smaller than budget "
-                f"({format_bytes(total)}): the rest holds the layers."
-            )
+        total, self.prefetch, self.bits, kv = _checked(model, budget, tier, prefetch, bits,
+                                                       kv_budget)
         if tier == "gpu":
-            from .gpu import require_gpu
-
-            require_gpu()  # BackendUnavailable with the reason when there is none
-            raise BackendUnavailable(
-                "stream(tier='gpu'): the copy engine (hetlab.offload_memory.gpu) is written, but "
-                "the layers' GPU compute is not; use tier='disk'."
-            )
+            raise InvalidInputError("StreamRun is the disk tier's run; build a GPU run with "
+                                    "stream(model, tier='gpu', ...).")
         self.model, self.tier, self.group_size = model, tier, int(group_size)
         self.budget = Budget(total, {"weights": total - kv, "kv": kv})
         self._weights = self.budget.pool("weights")
@@ -439,7 +442,7 @@ class StreamRun:
 def stream(model: Model, budget: Any = "256MB", tier: str = "disk", prefetch: int = 2,
            bits: int = 32, *, kv_budget: Any = None, group_size: int = 128, io: str = "auto",
            path: str | None = None, kv_block: int = 16, store: TierFile | None = None,
-           pin: bool = True) -> StreamRun:
+           pin: bool = True, gpu_device: Any = None) -> Any:
     """Run ``model`` within a fast-memory ``budget``, streaming it from a slower ``tier``.
 
     Parameters
@@ -450,8 +453,11 @@ def stream(model: Model, budget: Any = "256MB", tier: str = "disk", prefetch: in
         Bytes of weights and KV cache the run may hold at once: ``"256MB"``, ``"1.5GiB"``,
         ``4096``. One item (a layer, at ``bits``) must fit in ``budget − kv_budget``.
     tier : {"disk", "gpu"}
-        ``"disk"``: a file read with direct I/O (see :mod:`.tiers`). ``"gpu"`` raises
-        :class:`~hetlab.BackendUnavailable` (no GPU here, or the GPU compute not written).
+        ``"disk"``: a file read with direct I/O (see :mod:`.tiers`). ``"gpu"``: device memory
+        is the budget, the model sits in pinned host memory and is copied on a CUDA stream
+        (:mod:`.gpu_exec`; CuPy). Without CuPy or a GPU it raises
+        :class:`~hetlab.BackendUnavailable` saying why; ``io``, ``path``, ``store`` and ``pin``
+        are the disk tier's and are ignored there.
     prefetch : int
         Items read ahead of the one computed (0: synchronous).
     bits : {32, 16, 8, 4}
@@ -472,10 +478,13 @@ def stream(model: Model, budget: Any = "256MB", tier: str = "disk", prefetch: in
     pin : bool
         Keep the first layers that fit resident between passes (read on the first pass
         only); False streams every layer on every pass.
+    gpu_device : optional
+        ``tier="gpu"`` only: the array-module interface (default: CuPy's,
+        :class:`~.gpu_exec.CupyDevice`); the tests pass a NumPy stand-in.
 
     Returns
     -------
-    StreamRun
+    StreamRun or GpuStreamRun
         ``run.forward(tokens)``, ``run.report``, ``run.io_mode``; ``run.close()`` deletes its files.
 
     Examples
@@ -487,6 +496,12 @@ def stream(model: Model, budget: Any = "256MB", tier: str = "disk", prefetch: in
     ...     bool(np.array_equal(y, m.forward(np.array([1, 2, 3])))), run.budget.peak <= 10**6
     (True, True)
     """
+    if tier == "gpu":
+        from .gpu_exec import GpuStreamRun
+
+        total, prefetch, bits, kv = _checked(model, budget, tier, prefetch, bits, kv_budget)
+        return GpuStreamRun(model, total, prefetch, bits, kv=kv, group_size=group_size,
+                            kv_block=_check_int("kv_block", kv_block, 1), dev=gpu_device)
     return StreamRun(model, budget, tier, prefetch, bits, kv_budget=kv_budget,
                      group_size=group_size, io=io, path=path, kv_block=kv_block, store=store,
                      pin=pin)
