@@ -90,3 +90,32 @@ def test_a_full_kv_pool_skips_the_prefetch_and_reads_in_the_layer(model):
         assert kv.take_stats(0)[0]["bytes_read"] > 0
         kv.done(0)
         kv.tier.close()
+
+
+def test_a_layer_asking_before_its_prefetch_ran_waits_for_it(model):
+    """get() before the reader reached the job: it waits, and the job still finds its entry."""
+    import tempfile
+    import threading
+    import time
+
+    from hetlab.offload_memory.kvcache import SpillingKV
+    from hetlab.offload_memory.tiers import TierFile
+
+    pool = budget_mod.Budget(100_000, {"kv": 12_000}).pool("kv")
+    with tempfile.TemporaryDirectory() as d:
+        kv = SpillingKV(TierFile(f"{d}/kv.bin"), pool, n_layers=2, block=32)
+        k = np.random.default_rng(1).standard_normal((40, 2, 8), dtype=np.float32)
+        kv.append(0, k, -k)
+        kv.plan(range(2))
+        got: dict = {}
+        asker = threading.Thread(target=lambda: got.update(kv=kv.get(0)), daemon=True)
+        asker.start()  # get() before the prefetch ran
+        time.sleep(0.2)
+        kv.prefetch(0)
+        asker.join(10)
+        assert not asker.is_alive(), "get() hung: the prefetch could not find its entry"
+        keys, values = got["kv"]
+        assert np.array_equal(keys, k) and np.array_equal(values, -k)
+        assert kv.take_stats(0)[0]["prefetch_wait_s"] > 0.1
+        kv.done(0)
+        kv.tier.close()

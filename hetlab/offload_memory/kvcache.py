@@ -187,12 +187,13 @@ class SpillingKV:
         Uses the blocks a prefetch read (waiting for it if it is still running) and reads the
         others here. Holds the concatenated copy (accounted) until :meth:`done`.
         """
-        pre = self._pre.pop(layer, None)
+        pre = self._pre.get(layer)  # popped only once done: the reader looks it up
         wait = 0.0
         if pre is not None and not pre.done.is_set():
             w0 = time.perf_counter()
             pre.done.wait()
             wait = time.perf_counter() - w0
+        self._pre.pop(layer, None)
         with self._lock:
             spilled = list(self._spilled.get(layer, []))
             if wait:
