@@ -16,15 +16,18 @@
 #   5. times fps, knn, spmv, spmm, gemv_q on numpy / numba / cupy (hl.compare)
 #                                  -> timing.log and data/recorded/<kernel>-<kinds>-<machine>-<date>.nc
 #      (a .csv beside them instead where h5netcdf is missing)
-#   6. writes the report benchmarks/results/gpu-check-<machine>-<date>.md: machine, versions,
+#   6. memory offload: stream(tier="gpu") of a model that does not fit a 400 MB device budget
+#      (GPU_CHECK_MEMOFF_S, 60 s)     -> memory_offload.log and
+#      data/recorded/memory-offload-<machine>-<date>.nc (the report as a Dataset)
+#   7. writes the report benchmarks/results/gpu-check-<machine>-<date>.md: machine, versions,
 #      test summary, the benchmark and the timings, the recordings written
 # The recordings and the report land in the working tree, ready to commit; each names the
 # machine: $GPU_CHECK_MACHINE, else the GPU's name from nvidia-smi. When $OUT is set (the
 # device tool's output folder) they are also copied to $OUT/data/recorded/ and
 # $OUT/benchmarks/results/ (copy $OUT's two folders over the checkout to commit them) and the
 # logs go to $OUT/logs; else the logs go to ./gpu-check-logs (ignored by git).
-# Each step has its own time limit (GPU_CHECK_TESTS_S, GPU_CHECK_BENCH_S, GPU_CHECK_TIMING_S:
-# 150, 200, 90 s), so one slow step cannot eat a short device lease; about 6 minutes in all.
+# Each step has its own time limit (GPU_CHECK_TESTS_S, GPU_CHECK_BENCH_S, GPU_CHECK_TIMING_S,
+# GPU_CHECK_MEMOFF_S: 150, 200, 90, 60 s), so one slow step cannot eat a short device lease; about 6 minutes in all.
 # Exit status: 0 all passed; 1 a test or the timing failed; 2 no usable GPU.
 set -u -o pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -136,7 +139,7 @@ XDIST=()
 timeout "${GPU_CHECK_TESTS_S:-150}" "$PY" -m pytest -q -rfEs -p no:cacheprovider "${XDIST[@]}" \
   -k "cupy or gpu" \
   tests/gpu tests/test_pointcloud.py tests/test_sparse_kernels.py tests/test_quant_kernels.py \
-  tests/test_offload_gpu_blocks.py >"$LOG/pytest.log" 2>&1 || status=1
+  tests/test_offload_gpu_blocks.py tests/test_offload_memory_gpu.py >"$LOG/pytest.log" 2>&1 || status=1
 tail -n 30 "$LOG/pytest.log"
 
 echo "== benchmark (log: $LOG/gpu_bench.log)"
@@ -183,6 +186,22 @@ sys.exit(0 if ok else 1)
 EOF
 [ $? -eq 0 ] || status=1
 
+echo "== memory offload (log: $LOG/memory_offload.log)"
+# a decoder of TinyLlama-1.1B's layer shapes (seeded weights) that does not fit a 400 MB device
+# budget, streamed from pinned host memory: its report -> data/recorded/memory-offload-*.nc
+REC="$REC" timeout "${GPU_CHECK_MEMOFF_S:-60}" "$PY" - <<'EOF' 2>&1 | tee "$LOG/memory_offload.log" \
+  || status=1
+import os
+from hetlab.offload_memory import recording
+
+path = recording.record_gpu_run(os.environ["REC"], os.environ["GPU_CHECK_MACHINE"])
+ds = recording.load_recording(path)
+print("recorded", path)
+print(ds.to_dataframe()[["bytes_read", "read_s", "compute_s", "overlap_s", "stall_s"]])
+print({k: ds.attrs[k] for k in ("gpu", "budget_bytes", "peak_bytes", "wall_s",
+                                "hidden_fraction")})
+EOF
+
 echo "== report: $REPORT"
 WRITTEN="$(find "$REC" -maxdepth 1 -type f -newer "$STARTED" | sort)"
 {
@@ -209,6 +228,9 @@ WRITTEN="$(find "$REC" -maxdepth 1 -type f -newer "$STARTED" | sort)"
   echo
   echo "## Timings (hl.compare)"
   echo; echo '```'; cat "$LOG/timing.log" 2>/dev/null; echo '```'
+  echo
+  echo "## Memory offload (stream(tier='gpu'), a model larger than its device budget)"
+  echo; echo '```'; cat "$LOG/memory_offload.log" 2>/dev/null; echo '```'
 } >"$REPORT"
 if [ -n "${OUT:-}" ]; then  # the device tool returns only $OUT: mirror the tree's new files
   mkdir -p "$OUT/data/recorded" "$OUT/benchmarks/results"

@@ -149,6 +149,12 @@ class Budget:
         self.held = 0
         self.peak = 0
 
+    @property
+    def cond(self) -> threading.Condition:
+        """The accountant's lock and condition (re-entrant): held while checking that bytes
+        fit and acquiring them, notified on every release."""
+        return self._cond
+
     def pool(self, name: str) -> Pool:
         return self._pools[name]
 

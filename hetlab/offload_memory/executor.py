@@ -23,8 +23,12 @@ read would stall every pass and the resident compute at the end would hide nothi
 is made again each pass (a longer input needs more activation room and may unpin layers).
 
 Activations are counted in the ``"weights"`` pool for the whole pass (their bound from the
-shapes; see :meth:`.Model.activation_nbytes`); the KV cache in the ``"kv"`` pool, its
-spilled blocks read back inside the layer's compute (why not prefetched: :mod:`.kvcache`).
+shapes; see :meth:`.Model.activation_nbytes`); the KV cache in the ``"kv"`` pool. With
+``prefetch ≥ 1`` the same reader thread reads layer l + 1's spilled KV blocks back while layer
+l computes, as soon as layer l has released its own read-back (:mod:`.kvcache`); such a job
+goes before the next weight read, and the reader never waits inside the budget (it reads an
+item only when its bytes fit now), so the compute thread, waiting for a KV job, can never wait
+on a reader that waits for the compute thread.
 """
 
 from __future__ import annotations
@@ -36,11 +40,12 @@ import shutil
 import tempfile
 import threading
 import time
+from collections import deque
 from typing import Any
 
 import numpy as np
 
-from ..errors import BackendUnavailable, InvalidInputError
+from ..errors import InvalidInputError
 from .budget import Budget, BudgetError, format_bytes, parse_budget
 from .costmodel import resident_layers
 from .kvcache import SpillingKV
@@ -59,6 +64,29 @@ def _check_int(name: str, value: Any, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
         raise InvalidInputError(f"stream: {name} must be an int >= {low}; got {value!r}.")
     return int(value)
+
+
+def _checked(model: Any, budget: Any, tier: Any, prefetch: Any, bits: Any, kv_budget: Any
+             ) -> tuple[int, int, int, int]:
+    """The arguments every tier shares, checked: (budget bytes, prefetch, bits, kv bytes)."""
+    if not isinstance(model, Model):
+        raise InvalidInputError(
+            f"stream: model must be a hetlab.offload_memory.Model (Model.decoder(...) or "
+            f"Model.from_minilm()); got {type(model).__name__}."
+        )
+    total = parse_budget(budget)
+    if tier not in TIERS:
+        raise InvalidInputError(f"stream: tier must be one of {TIERS}; got {tier!r}.")
+    prefetch = _check_int("prefetch", prefetch, 0)
+    bits = check_bits(bits)
+    kv = (total // 4 if model.kind == "decoder" else 0) if kv_budget is None else (
+        parse_budget(kv_budget, "kv_budget"))
+    if kv >= total:
+        raise InvalidInputError(
+            f"stream: kv_budget ({format_bytes(kv)}) must be smaller than budget "
+            f"({format_bytes(total)}): the rest holds the layers."
+        )
+    return total, prefetch, bits, kv
 
 
 class StreamRun:
@@ -80,31 +108,11 @@ class StreamRun:
                  kv_budget: Any = None, group_size: int = 128, io: str = "auto",
                  path: str | None = None, kv_block: int = 16,
                  store: TierFile | None = None, pin: bool = True) -> None:
-        if not isinstance(model, Model):
-            raise InvalidInputError(
-                f"stream: model must be a hetlab.offload_memory.Model (Model.decoder(...) or "
-                f"Model.from_minilm()); got {type(model).__name__}."
-            )
-        total = parse_budget(budget)
-        if tier not in TIERS:
-            raise InvalidInputError(f"stream: tier must be one of {TIERS}; got {tier!r}.")
-        self.prefetch = _check_int("prefetch", prefetch, 0)
-        self.bits = check_bits(bits)
-        kv = (total // 4 if model.kind == "decoder" else 0) if kv_budget is None else (
-            parse_budget(kv_budget, "kv_budget"))
-        if kv >= total:
-            raise InvalidInputError(
-                f"stream: kv_budget ({format_bytes(kv)}) must be smaller than budget "
-                f"({format_bytes(total)}): the rest holds the layers."
-            )
+        total, self.prefetch, self.bits, kv = _checked(model, budget, tier, prefetch, bits,
+                                                       kv_budget)
         if tier == "gpu":
-            from .gpu import require_gpu
-
-            require_gpu()  # BackendUnavailable with the reason when there is none
-            raise BackendUnavailable(
-                "stream(tier='gpu'): the copy engine (hetlab.offload_memory.gpu) is written, but "
-                "the layers' GPU compute is not; use tier='disk'."
-            )
+            raise InvalidInputError("StreamRun is the disk tier's run; build a GPU run with "
+                                    "stream(model, tier='gpu', ...).")
         self.model, self.tier, self.group_size = model, tier, int(group_size)
         self.budget = Budget(total, {"weights": total - kv, "kv": kv})
         self._weights = self.budget.pool("weights")
@@ -268,8 +276,9 @@ class StreamRun:
         else:
             x = self.model.block(x, int(item[1:]), payload, self.kv, m)
             if self.kv is not None:
-                st = self.kv.take_stats().get(int(item[1:]), {})
+                st = self.kv.take_stats(int(item[1:])).get(int(item[1:]), {})
                 tm.kv_bytes_read = int(st.get("bytes_read", 0))
+                tm.kv_wait_s = float(st.get("prefetch_wait_s", 0.0))
                 tm.kv_read_s = float(st.get("read_s", 0.0))
                 tm.kv_bytes_written = int(st.get("bytes_written", 0))
                 tm.kv_write_s = float(st.get("write_s", 0.0))
@@ -278,38 +287,25 @@ class StreamRun:
 
     def _pipelined(self, ids: np.ndarray, m: Any, flat: np.ndarray,
                    timing: dict[str, ItemTiming], t0: float, keep: set[str]) -> Any:
+        """Compute on this thread while one reader thread reads ahead (see :meth:`_reader`)."""
         items = self.model.items
         resident = dict(self._resident)
         ready: queue.Queue[Any] = queue.Queue()
-        slots = threading.Semaphore(self.prefetch + 1)  # the item computed + p read ahead
-        stop = threading.Event()
+        cond = self.budget.cond  # one lock and condition: slots, budget and KV jobs
+        state = {"slots": self.prefetch + 1, "stop": False, "kv": deque()}  # type: dict[str, Any]
+        planned = set(self.kv.plan(range(self.model.n_layers))) if self.kv is not None else set()
 
-        def reader() -> None:
-            for item in items:
-                if item in resident:  # in fast memory already: no read, no slot
-                    ready.put((item, resident[item][0], 0))
-                    continue
-                slots.acquire()
-                if stop.is_set():
-                    return
-                tm = timing[item]
-                try:
-                    need = self._need(item, flat)
-                    w0 = time.perf_counter()
-                    self._weights.acquire(need, block=True, what=f"item {item!r}")
-                    tm.budget_wait_s = time.perf_counter() - w0
-                    if stop.is_set():
-                        self._weights.release(need)
-                        return
-                    tm.read_start = time.perf_counter() - t0
-                    payload, tm.bytes_read = self._load(item, flat)
-                    tm.read_end = time.perf_counter() - t0
-                except BaseException as exc:  # handed to the main thread, raised there
-                    ready.put((item, exc, 0))
-                    return
-                ready.put((item, payload, need))
+        def kv_go(layer: int) -> None:  # layer l's read-back is released: read l + 1's now
+            if layer + 1 in planned:
+                with cond:
+                    state["kv"].append(layer + 1)
+                    cond.notify_all()
 
-        thread = threading.Thread(target=reader, name="hetlab-offload-reader", daemon=True)
+        if self.kv is not None:
+            self.kv.on_done = kv_go
+            kv_go(-1)  # layer 0's blocks: read while the embedding computes
+        thread = threading.Thread(target=self._reader, name="hetlab-offload-reader", daemon=True,
+                                  args=(items, resident, flat, timing, t0, ready, state, planned))
         thread.start()
         x: Any = None
         try:
@@ -330,19 +326,94 @@ class StreamRun:
                         self._resident[item], kept = (payload, need), True
                 finally:
                     del payload
-                    if not kept:
-                        self._weights.release(need)
-                    slots.release()
+                    with cond:
+                        if not kept:
+                            self._weights.release(need)
+                        state["slots"] += 1
+                        cond.notify_all()
         finally:
-            stop.set()
-            for _ in items:
-                slots.release()
+            with cond:
+                state["stop"] = True
+                cond.notify_all()
             thread.join()
+            if self.kv is not None:
+                self.kv.on_done = None
+                self.kv.drop_prefetched()
             while not ready.empty():  # items read ahead of an error
                 _, payload, need = ready.get()
                 del payload
                 self._weights.release(need)
         return x
+
+    def _reader(self, items: list[str], resident: dict[str, Any], flat: np.ndarray,
+                timing: dict[str, ItemTiming], t0: float, ready: queue.Queue[Any],
+                state: dict[str, Any], planned: set[int]) -> None:
+        """The reader thread: weights in order, up to ``prefetch`` items ahead, and the KV
+        read-back of layer l + 1 as soon as layer l has released its own (first, when both
+        wait: the compute thread will need it sooner).
+
+        Nothing here blocks inside the budget: an item is read when a slot is free *and* its
+        bytes fit now, checked under the budget's lock, so a KV job is never stuck behind a
+        weight read that waits for the compute thread (which may be waiting for that job).
+        """
+        cond = self.budget.cond
+        kv_left = len(planned)
+        i = 0
+        try:
+            while True:
+                job: tuple[str, Any] | None = None
+                with cond:
+                    waited = None
+                    while job is None:
+                        if state["stop"]:
+                            return
+                        if state["kv"]:
+                            job = ("kv", state["kv"].popleft())
+                        elif i < len(items) and items[i] in resident:
+                            job, i = ("resident", items[i]), i + 1
+                        elif i < len(items) and state["slots"] > 0:
+                            need = self._need(items[i], flat)
+                            if self._weights.held + need <= self._weights.limit:
+                                self._weights.acquire(need, what=f"item {items[i]!r}")
+                                state["slots"] -= 1
+                                if waited is not None:
+                                    timing[items[i]].budget_wait_s = time.perf_counter() - waited
+                                job, i = ("weights", (items[i], need)), i + 1
+                            else:
+                                waited = waited if waited is not None else time.perf_counter()
+                                if need > self._weights.limit:  # never fits: say so
+                                    self._weights.acquire(need, what=f"item {items[i]!r}")
+                        elif i >= len(items) and kv_left == 0:
+                            return
+                        if job is None:
+                            cond.wait()
+                kind, what = job
+                if kind == "resident":
+                    ready.put((what, resident[what][0], 0))
+                elif kind == "kv":
+                    kv_left -= 1
+                    pre = self.kv.prefetch(what) if self.kv is not None else None
+                    tm = timing[f"L{what}"]
+                    if pre is not None and pre.names:
+                        tm.kv_prefetch_bytes = pre.nbytes
+                        tm.kv_prefetch_start, tm.kv_prefetch_end = pre.start - t0, pre.end - t0
+                    tm.kv_prefetch_skipped = pre.skipped if pre is not None else ""
+                else:
+                    item, need = what
+                    tm = timing[item]
+                    try:
+                        tm.read_start = time.perf_counter() - t0
+                        payload, tm.bytes_read = self._load(item, flat)
+                        tm.read_end = time.perf_counter() - t0
+                    except BaseException:
+                        self._weights.release(need)
+                        raise
+                    ready.put((item, payload, need))
+        except BaseException as exc:  # handed to the main thread, raised there
+            ready.put((None, exc, 0))
+        finally:
+            if self.kv is not None:
+                self.kv.cancel()  # a layer waiting for a prefetch reads it itself
 
     def reset(self) -> None:
         """Start a new sequence (the decoder's KV cache is emptied)."""
@@ -371,7 +442,7 @@ class StreamRun:
 def stream(model: Model, budget: Any = "256MB", tier: str = "disk", prefetch: int = 2,
            bits: int = 32, *, kv_budget: Any = None, group_size: int = 128, io: str = "auto",
            path: str | None = None, kv_block: int = 16, store: TierFile | None = None,
-           pin: bool = True) -> StreamRun:
+           pin: bool = True, gpu_device: Any = None) -> Any:
     """Run ``model`` within a fast-memory ``budget``, streaming it from a slower ``tier``.
 
     Parameters
@@ -382,8 +453,11 @@ def stream(model: Model, budget: Any = "256MB", tier: str = "disk", prefetch: in
         Bytes of weights and KV cache the run may hold at once: ``"256MB"``, ``"1.5GiB"``,
         ``4096``. One item (a layer, at ``bits``) must fit in ``budget − kv_budget``.
     tier : {"disk", "gpu"}
-        ``"disk"``: a file read with direct I/O (see :mod:`.tiers`). ``"gpu"`` raises
-        :class:`~hetlab.BackendUnavailable` (no GPU here, or the GPU compute not written).
+        ``"disk"``: a file read with direct I/O (see :mod:`.tiers`). ``"gpu"``: device memory
+        is the budget, the model sits in pinned host memory and is copied on a CUDA stream
+        (:mod:`.gpu_exec`; CuPy). Without CuPy or a GPU it raises
+        :class:`~hetlab.BackendUnavailable` saying why; ``io``, ``path``, ``store`` and ``pin``
+        are the disk tier's and are ignored there.
     prefetch : int
         Items read ahead of the one computed (0: synchronous).
     bits : {32, 16, 8, 4}
@@ -404,10 +478,13 @@ def stream(model: Model, budget: Any = "256MB", tier: str = "disk", prefetch: in
     pin : bool
         Keep the first layers that fit resident between passes (read on the first pass
         only); False streams every layer on every pass.
+    gpu_device : optional
+        ``tier="gpu"`` only: the array-module interface (default: CuPy's,
+        :class:`~.gpu_exec.CupyDevice`); the tests pass a NumPy stand-in.
 
     Returns
     -------
-    StreamRun
+    StreamRun or GpuStreamRun
         ``run.forward(tokens)``, ``run.report``, ``run.io_mode``; ``run.close()`` deletes its files.
 
     Examples
@@ -419,6 +496,12 @@ def stream(model: Model, budget: Any = "256MB", tier: str = "disk", prefetch: in
     ...     bool(np.array_equal(y, m.forward(np.array([1, 2, 3])))), run.budget.peak <= 10**6
     (True, True)
     """
+    if tier == "gpu":
+        from .gpu_exec import GpuStreamRun
+
+        total, prefetch, bits, kv = _checked(model, budget, tier, prefetch, bits, kv_budget)
+        return GpuStreamRun(model, total, prefetch, bits, kv=kv, group_size=group_size,
+                            kv_block=_check_int("kv_block", kv_block, 1), dev=gpu_device)
     return StreamRun(model, budget, tier, prefetch, bits, kv_budget=kv_budget,
                      group_size=group_size, io=io, path=path, kv_block=kv_block, store=store,
                      pin=pin)

@@ -9,23 +9,46 @@ copy when the layer is done (:meth:`SpillingKV.done`). Every byte held — tails
 back and the concatenated keys/values — is accounted in the budget's ``"kv"`` pool; a sequence
 whose read-back cannot fit raises :class:`~.budget.BudgetError` naming ``kv_budget``.
 
-The read-back is synchronous (inside the layer's compute, reported as ``kv_read_s``), not
-prefetched with the layer's weights: a layer's blocks change while it runs (its new tokens can
-spill older ones just before attention reads them, so a prefetch would have to be merged with
-blocks spilled after it), and the ``"kv"`` pool is sized for one layer's read-back at a time, so
-reading the next layer's blocks ahead would need a second read-back's room in the budget.
+Read-back prefetch (the executor, ``prefetch ≥ 1``). Layer ``l + 1``'s spilled blocks are read
+back on the executor's reader thread while layer ``l`` computes: :meth:`SpillingKV.plan` marks,
+at the start of a pass, the layers that have spilled blocks; the reader calls
+:meth:`SpillingKV.prefetch` for layer ``l + 1`` once layer ``l`` has released its own read-back
+(:meth:`done` calls ``on_done``), so the ``"kv"`` pool holds at most one layer's read-back and
+one layer's prefetched blocks, the footprint of one synchronous read-back. The prefetch reads
+the blocks spilled *when it starts* (a snapshot); blocks the layer's own new tokens spill
+afterwards are read in :meth:`get`, synchronously, and reported apart (``kv_bytes_read``). A
+prefetch that does not fit the pool when it starts is skipped (``prefetch_skipped``) and the
+layer reads everything in :meth:`get`, as with ``prefetch=0``; :meth:`get` waits for a planned
+prefetch that has not finished (``prefetch_wait_s``).
 """
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from .budget import Pool
+from .budget import BudgetError, Pool
 from .tiers import TierFile
 
-__all__ = ["SpillingKV"]
+__all__ = ["SpillingKV", "Prefetched"]
+
+
+@dataclass
+class Prefetched:
+    """One layer's read-back prefetch: the blocks read, the bytes held, when (perf_counter)."""
+
+    done: threading.Event = field(default_factory=threading.Event)
+    names: list[str] = field(default_factory=list)
+    keys: list[np.ndarray] = field(default_factory=list)
+    values: list[np.ndarray] = field(default_factory=list)
+    nbytes: int = 0
+    start: float = float("nan")
+    end: float = float("nan")
+    skipped: str = ""
 
 
 class SpillingKV:
@@ -57,14 +80,78 @@ class SpillingKV:
         self._open: dict[int, int] = {}
         self._n = 0
         self.stats: dict[int, dict[str, float]] = {}
+        self._lock = threading.Lock()  # _spilled and stats, between main and reader threads
+        self._pre: dict[int, Prefetched] = {}
+        #: called with the layer by :meth:`done` (the executor schedules the next prefetch)
+        self.on_done: Callable[[int], None] | None = None
 
     def _stat(self, layer: int) -> dict[str, float]:
         return self.stats.setdefault(layer, {"bytes_read": 0, "read_s": 0.0,
-                                             "bytes_written": 0, "write_s": 0.0})
+                                             "bytes_written": 0, "write_s": 0.0,
+                                             "prefetch_wait_s": 0.0})
 
-    def take_stats(self) -> dict[int, dict[str, float]]:
-        out, self.stats = self.stats, {}
-        return out
+    def take_stats(self, layer: int | None = None) -> dict[int, dict[str, float]]:
+        """Stats since the last call (all layers, or only ``layer``'s), then forgotten."""
+        with self._lock:
+            if layer is None:
+                out, self.stats = self.stats, {}
+                return out
+            return {layer: self.stats.pop(layer)} if layer in self.stats else {}
+
+    # --- read-back prefetch (see the module docstring) -----------------------------------
+
+    def plan(self, layers: range | list[int]) -> list[int]:
+        """Mark for prefetch those of ``layers`` that have spilled blocks; returns them."""
+        with self._lock:
+            planned = [i for i in layers if self._spilled.get(i)]
+            for i in planned:
+                self._pre[i] = Prefetched()
+        return planned
+
+    def prefetch(self, layer: int) -> Prefetched | None:
+        """Read layer ``layer``'s spilled blocks back now (the reader thread); None if unplanned.
+
+        Holds their bytes in the ``"kv"`` pool until :meth:`get` uses them; skipped (nothing
+        held, ``skipped`` says why) when they do not fit the pool now.
+        """
+        pre = self._pre.get(layer)
+        if pre is None:
+            return None
+        try:
+            with self._lock:
+                names = [name for name, _ in self._spilled.get(layer, [])]
+            nbytes = sum(self.tier.nbytes(name) for name in names)
+            try:  # never waits: a full pool means this layer reads in get(), as without prefetch
+                self.pool.acquire(nbytes, what=f"KV read-back prefetch of layer {layer}")
+            except BudgetError:
+                pre.skipped = "kv pool full"
+                return pre
+            pre.nbytes, pre.start = nbytes, time.perf_counter()
+            for name in names:
+                arrays, _ = self.tier.read(name)
+                pre.keys.append(arrays["k"])
+                pre.values.append(arrays["v"])
+                pre.names.append(name)
+            pre.end = time.perf_counter()
+        except Exception as exc:  # the layer reads synchronously instead, and says why
+            pre.skipped = f"{type(exc).__name__}: {exc}"
+        finally:
+            pre.done.set()
+        return pre
+
+    def cancel(self) -> None:
+        """Unblock every pending prefetch (the reader stopped); :meth:`get` then reads itself."""
+        for pre in list(self._pre.values()):
+            pre.done.set()
+
+    def drop_prefetched(self) -> None:
+        """Release prefetched blocks no :meth:`get` used (end of a pass, or an error)."""
+        for pre in self._pre.values():
+            pre.done.set()
+            if pre.nbytes:
+                self.pool.release(pre.nbytes)
+                pre.nbytes = 0
+        self._pre.clear()
 
     def length(self, layer: int) -> int:
         tail = self._tail_k.get(layer)
@@ -85,10 +172,11 @@ class SpillingKV:
         self._n += 1
         t0 = time.perf_counter()
         self.tier.write(name, {"k": tk[:n], "v": tv[:n]})
-        st = self._stat(layer)
-        st["write_s"] += time.perf_counter() - t0
-        st["bytes_written"] += self.tier.nbytes(name)
-        self._spilled.setdefault(layer, []).append((name, n))
+        with self._lock:
+            st = self._stat(layer)
+            st["write_s"] += time.perf_counter() - t0
+            st["bytes_written"] += self.tier.nbytes(name)
+            self._spilled.setdefault(layer, []).append((name, n))
         freed = tk[:n].nbytes * 2
         self._tail_k[layer], self._tail_v[layer] = tk[n:].copy(), tv[n:].copy()
         self.pool.release(freed)
@@ -96,38 +184,71 @@ class SpillingKV:
     def get(self, layer: int) -> tuple[np.ndarray, np.ndarray]:
         """All keys and values of a layer (T, H, d): spilled blocks read back + the tail.
 
-        Holds the concatenated copy (accounted) until :meth:`done`.
+        Uses the blocks a prefetch read (waiting for it if it is still running) and reads the
+        others here. Holds the concatenated copy (accounted) until :meth:`done`.
         """
-        spilled = self._spilled.get(layer, [])
+        pre = self._pre.get(layer)  # popped only once done: the reader looks it up
+        wait = 0.0
+        if pre is not None and not pre.done.is_set():
+            w0 = time.perf_counter()
+            pre.done.wait()
+            wait = time.perf_counter() - w0
+        self._pre.pop(layer, None)
+        with self._lock:
+            spilled = list(self._spilled.get(layer, []))
+            if wait:
+                self._stat(layer)["prefetch_wait_s"] += wait
         tk, tv = self._tail_k[layer], self._tail_v[layer]
+        got = dict(zip(pre.names, zip(pre.keys, pre.values, strict=True), strict=True)
+                   ) if pre is not None else {}
+        held = pre.nbytes if pre is not None else 0
         if not spilled:
+            if held:
+                self.pool.release(held)
             self._open[layer] = 0
             return tk, tv
-        read_bytes = sum(self.tier.nbytes(name) for name, _ in spilled)
+        missing = [name for name, _ in spilled if name not in got]
+        read_bytes = sum(self.tier.nbytes(name) for name in missing)
         full = self.length(layer) * 2 * int(np.prod(tk.shape[1:])) * tk.itemsize
-        self.pool.acquire(read_bytes + full, what=f"KV read-back of layer {layer} "
-                          f"({self.length(layer)} tokens; raise kv_budget)")
-        st = self._stat(layer)
+        try:
+            self.pool.acquire(read_bytes + full, what=f"KV read-back of layer {layer} "
+                              f"({self.length(layer)} tokens; raise kv_budget)")
+        except BaseException:
+            if held:
+                self.pool.release(held)
+            raise
         ks, vs = [], []
         t0 = time.perf_counter()
+        n_read = 0
         for name, _ in spilled:
-            arrays, nbytes = self.tier.read(name)
-            ks.append(arrays["k"])
-            vs.append(arrays["v"])
-            st["bytes_read"] += nbytes
-        st["read_s"] += time.perf_counter() - t0
+            if name in got:
+                k, v = got[name]
+            else:
+                arrays, nbytes = self.tier.read(name)
+                k, v = arrays["k"], arrays["v"]
+                n_read += nbytes
+            ks.append(k)
+            vs.append(v)
+        with self._lock:
+            st = self._stat(layer)
+            st["bytes_read"] += n_read
+            if missing:
+                st["read_s"] += time.perf_counter() - t0
         keys, values = np.concatenate([*ks, tk]), np.concatenate([*vs, tv])
-        del ks, vs
-        self.pool.release(read_bytes)
+        del ks, vs, got
+        self.pool.release(read_bytes + held)
         self._open[layer] = full
         return keys, values
 
     def done(self, layer: int) -> None:
         """The layer's attention is over: release the concatenated keys/values."""
         self.pool.release(self._open.pop(layer, 0))
+        if self.on_done is not None:
+            self.on_done(layer)
 
     def reset(self) -> None:
         """Forget the sequence (resident bytes released; spilled blocks are abandoned)."""
+        self.drop_prefetched()
         held = sum(a.nbytes for a in self._tail_k.values()) * 2
         self._tail_k.clear()
         self._tail_v.clear()

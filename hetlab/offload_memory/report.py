@@ -6,6 +6,9 @@ own reads and writes happen inside it and are reported apart as ``kv_read_s`` /
 ``kv_write_s``). *Overlap* is the time during which an item's read ran while some item was
 being computed; a *stall* is time the main thread waited for an item that was not read yet;
 *budget wait* is time the reader waited for the budget to free bytes before it could read.
+*KV prefetch* is the reader thread's read-back of a layer's spilled KV blocks while the layer
+before it computes (``kv_prefetch_*``; ``kv_wait_s``: time the layer waited for it to finish;
+``kv_bytes_read``/``kv_read_s`` are what the layer still read itself).
 The run's ``hidden_fraction`` is the overlap of all reads with all compute over the smaller of
 the two totals: 1.0 means the smaller one was hidden entirely (the issue's goal: ≥ 0.8).
 """
@@ -60,6 +63,17 @@ class ItemTiming:
     kv_write_s: float = 0.0
     overlap_s: float = 0.0
     resident: bool = False
+    kv_prefetch_bytes: int = 0
+    kv_prefetch_start: float = math.nan
+    kv_prefetch_end: float = math.nan
+    kv_prefetch_skipped: str = ""
+    kv_wait_s: float = 0.0
+    kv_overlap_s: float = 0.0
+
+    @property
+    def kv_prefetch_s(self) -> float:
+        """Seconds of this layer's KV read-back on the reader thread (0 if none)."""
+        return self.kv_prefetch_end - self.kv_prefetch_start if self.kv_prefetch_bytes else 0.0
 
     @property
     def read_s(self) -> float:
@@ -68,7 +82,8 @@ class ItemTiming:
     @property
     def compute_s(self) -> float:
         """Compute time on the main thread, the KV cache's reads and writes excluded."""
-        return self.compute_end - self.compute_start - self.kv_read_s - self.kv_write_s
+        return (self.compute_end - self.compute_start - self.kv_read_s - self.kv_write_s
+                - self.kv_wait_s)
 
 
 @dataclass
@@ -101,10 +116,28 @@ class Report:
         for t in self.items:
             if t.bytes_read:
                 t.overlap_s = overlap([(t.read_start, t.read_end)], computes)
+            if t.kv_prefetch_bytes:
+                t.kv_overlap_s = overlap([(t.kv_prefetch_start, t.kv_prefetch_end)], computes)
 
     @property
     def bytes_read(self) -> int:
-        return sum(t.bytes_read + t.kv_bytes_read for t in self.items)
+        return sum(t.bytes_read + t.kv_bytes_read + t.kv_prefetch_bytes for t in self.items)
+
+    @property
+    def kv_prefetch_bytes(self) -> int:
+        """Bytes of KV cache read back ahead, on the reader thread."""
+        return sum(t.kv_prefetch_bytes for t in self.items)
+
+    @property
+    def kv_prefetch_s(self) -> float:
+        return sum(t.kv_prefetch_s for t in self.items)
+
+    @property
+    def kv_overlap_s(self) -> float:
+        """Seconds of KV read-back prefetch that ran while some item was computed."""
+        pre = [(t.kv_prefetch_start, t.kv_prefetch_end) for t in self.items
+               if t.kv_prefetch_bytes]
+        return overlap(pre, [(t.compute_start, t.compute_end) for t in self.items])
 
     @property
     def read_s(self) -> float:
@@ -144,6 +177,9 @@ class Report:
                  "compute_s": t.compute_s, "overlap_s": t.overlap_s, "stall_s": t.stall_s,
                  "budget_wait_s": t.budget_wait_s, "kv_bytes_read": t.kv_bytes_read,
                  "kv_read_s": t.kv_read_s, "kv_bytes_written": t.kv_bytes_written,
+                 "kv_prefetch_bytes": t.kv_prefetch_bytes,
+                 "kv_prefetch_start_s": t.kv_prefetch_start, "kv_prefetch_s": t.kv_prefetch_s,
+                 "kv_overlap_s": t.kv_overlap_s, "kv_wait_s": t.kv_wait_s,
                  "resident": t.resident}
                 for t in self.items]
         return pd.DataFrame(rows).set_index("item")
@@ -152,5 +188,8 @@ class Report:
         return (f"Report({self.model}; tier={self.tier} io={self.io_mode} prefetch={self.prefetch}"
                 f" bits={self.bits}; wall {self.wall_s * 1e3:.1f} ms, read {self.read_s * 1e3:.1f}"
                 f" ms ({self.bytes_read / 1e6:.2f} MB), compute {self.compute_s * 1e3:.1f} ms, "
-                f"stalls {self.stall_s * 1e3:.1f} ms, hidden {self.hidden_fraction:.0%}; peak "
+                f"stalls {self.stall_s * 1e3:.1f} ms, hidden {self.hidden_fraction:.0%}; "
+                + (f"KV prefetch {self.kv_prefetch_bytes / 1e6:.2f} MB in "
+                   f"{self.kv_prefetch_s * 1e3:.1f} ms, {self.kv_overlap_s * 1e3:.1f} ms under "
+                   "compute; " if self.kv_prefetch_bytes else "") + "peak "
                 f"{self.peak_bytes / 1e6:.2f} of {self.budget / 1e6:.2f} MB)")

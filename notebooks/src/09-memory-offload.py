@@ -225,17 +225,42 @@ print("break-even budget (below it a pass is read-bound):",
 # %% [markdown]
 # ## 5 · The GPU version
 #
-# On a GPU the fast memory is device memory and the slow tier is pinned host memory, copied on
-# a separate CUDA stream (`hetlab.offload_memory.gpu.HostToDevice`). The executor does not run
-# the layers' compute on a GPU yet, and **there is no GPU recording of memory offload in
-# `data/recorded/`** — so this notebook shows none, and invents none. The folder holds:
+# On a GPU the fast memory is device memory and the slow tier is pinned host memory:
+# `stream(model, tier="gpu")` copies each layer into a device slot on a separate CUDA stream
+# while the compute stream runs the layer before (CuPy, cuBLAS; W8/W4 dequantized on the
+# device), timed with CUDA events. `scripts/gpu_check.sh` records such a run — a model larger
+# than its device budget — as `data/recorded/memory-offload-<machine>-<date>.nc`. When one is
+# there, the cell below plots its timeline, labeled with its GPU and date; when there is none,
+# this notebook shows none, and invents none.
 
 # %%
+from hetlab.offload_memory import recording  # noqa: E402
 from hetlab.recorded import recorded_dir  # noqa: E402
 
-held = sorted(p.name for p in recorded_dir().glob("*.nc"))
-print("recordings:", held)
-print("a memory-offload recording among them:", any("offload" in n for n in held))
+found = recording.find_recordings()
+if not found:
+    held = sorted(p.name for p in recorded_dir().glob("*.nc"))
+    print("there is no GPU recording of memory offload in data/recorded/; the folder holds:",
+          held)
+else:
+    rec = recording.load_recording(found[-1])
+    print(f"recorded on {rec.attrs['gpu']} ({rec.attrs['machine']}), {rec.attrs['created']}:",
+          rec.attrs["model"], "·", rec.attrs["label"])
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+if found:
+    df = recording.timeline_frame(rec)
+    ticks = [(n, it) for n, it in enumerate(rec["item"].values.tolist())]
+    bars = [hv.Segments(df[df.what == w], kdims=["start_ms", "y", "end_ms", "y"],
+                        vdims=["item"], label=w).opts(line_width=9, color=c)
+            for w, c in (("read", "#d95f02"), ("compute", "#1b9e77"))]
+    gpu_plot = hv.Overlay(bars).opts(
+        title=f"recorded on {rec.attrs['gpu']}, {rec.attrs['created'][:10]} (copy = read)",
+        yticks=ticks, xlabel="ms from the pass's start", width=500, height=300)
+else:
+    gpu_plot = None
+gpu_plot
 
 # %% [markdown]
 # ## Exercises
