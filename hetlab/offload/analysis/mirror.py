@@ -14,10 +14,10 @@ caller checks at run time (:attr:`Mirror.guard`), keeping the rows' own calls ot
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
 
 from .catalogue import _minus
+from .refs_text import positions, row_offset, written_as
 from .tensor import Ref, Stmt, TensorNest, Term
 
 __all__ = ["Mirror", "mirrored"]
@@ -35,32 +35,13 @@ class Mirror:
     bounds: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
-def _offset(text: str, row: str) -> int | None:
-    from .panels import _row_offset
-
-    return _row_offset(text, row)
-
-
-def written_as(out: Ref, op: str, terms: list[Term], origin: dict[str, dict[int, str]]
-               ) -> ast.AugAssign | ast.Assign:
-    from .panels import written_as as w
-
-    return w(out, op, terms, origin)
-
-
-def _pos(r: Ref) -> list[str]:
-    from .panels import positions
-
-    return positions(r)
-
-
 def _split(t: Term, row: str, at: int) -> tuple[Ref, Ref, str] | None:
     """(X, Y, k) for a term ``X[…] Y[…]`` whose X holds ``row`` at axis ``at`` of two and the
     summed ``k`` at the other, Y not holding ``row``."""
     if len(t.refs) != 2:
         return None
     for x, y in (t.refs, t.refs[::-1]):
-        px = _pos(x)
+        px = positions(x)
         if len(px) == 2 and px[at] == row and px[1 - at] != row and not y.fixed \
                 and px[1 - at] in y.idx:
             return x, y, px[1 - at]
@@ -82,11 +63,11 @@ def _pair(s1: Stmt, s2: Stmt, nest: TensorNest, row: str, span: tuple[str, str],
     (x1, y1, v1), (x2, y2, v2) = a, b
     temps = set(nest.temps.values())
     if x1.name != x2.name or y1.name != y2.name or {x1.name, y1.name} & (written | temps) \
-            or [v1 if p == v2 else p for p in _pos(y2)] != _pos(y1):
+            or [v1 if p == v2 else p for p in positions(y2)] != positions(y1):
         return None
     (lo, hi), (lo2, hi2) = nest.bounds[v1], nest.bounds[v2]
-    c = _offset(hi, row)
-    if c is None or _offset(lo2, row) != c or row in lo or row in hi2:
+    c = row_offset(hi, row)
+    if c is None or row_offset(lo2, row) != c or row in lo or row in hi2:
         return None  # (a row-free start and stop: names other than the row are invariant)
     s, v = f"_hbs{k}", f"_hbm{k}"
     at = f"{row} + {c}" if c else row

@@ -71,8 +71,9 @@ from __future__ import annotations
 
 import ast
 
-from .catalogue import LIBRARY, _minus, emit
+from .catalogue import LIBRARY, emit
 from .mirror import mirrored
+from .refs_text import names_in, positions, row_offset, written_as
 from .tensor import Ref, Stmt, TensorNest, Term
 
 __all__ = ["panel_form", "positions", "PANEL"]
@@ -82,29 +83,6 @@ PANEL = 64
 #: rows per panel when a summed index is split (each row's remainder is at most this long)
 PANEL_SPLIT = 32
 _R0, _R1 = "_hbr0", "_hbr1"
-
-
-def positions(r: Ref) -> list[str]:
-    """``r``'s subscripts in axis order, the fixed (row) ones included."""
-    fixed = dict(r.fixed)
-    free = iter(r.idx)
-    return [fixed[d] if d in fixed else next(free) for d in range(len(r.idx) + len(fixed))]
-
-
-def _names(text: str) -> set[str]:
-    return {n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name)}
-
-
-def _row_offset(text: str, row: str) -> int | None:
-    """``c`` for a bound ``row`` or ``row + c``; None for any other text."""
-    e = ast.parse(text, mode="eval").body
-    if isinstance(e, ast.Name) and e.id == row:
-        return 0
-    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add) and isinstance(e.left, ast.Name) \
-            and e.left.id == row and isinstance(e.right, ast.Constant) \
-            and type(e.right.value) is int:
-        return e.right.value
-    return None
 
 
 def _plus(name: str, c: int) -> str:
@@ -117,12 +95,12 @@ class _Shape:
 
     def __init__(self, bounds: tuple[str, str], row: str) -> None:
         self.lo, self.hi = bounds
-        self.lo_c, self.hi_c = _row_offset(self.lo, row), _row_offset(self.hi, row)
+        self.lo_c, self.hi_c = row_offset(self.lo, row), row_offset(self.hi, row)
         self.row = row
 
     @property
     def ok(self) -> bool:
-        lo_dep, hi_dep = self.row in _names(self.lo), self.row in _names(self.hi)
+        lo_dep, hi_dep = self.row in names_in(self.lo), self.row in names_in(self.hi)
         return (self.lo_c is not None and not hi_dep) or (self.hi_c is not None and not lo_dep)
 
     def hull(self) -> tuple[str, str]:
@@ -170,7 +148,7 @@ class _Panels:
                              for r in t.refs):
             return None
         dep = {v: _Shape(self.bounds[v], self.row) for v in tvars
-               if self.row in _names("({}, {})".format(*self.bounds[v]))}
+               if self.row in names_in("({}, {})".format(*self.bounds[v]))}
         if any(not sh.ok for sh in dep.values()) or len(set(dep) & summed) > 1:
             return None
         for r in t.refs:
@@ -326,30 +304,6 @@ class _Panels:
                                          for x in positions(r))) for r in t.refs)
 
         return v if canon(t1, False) == canon(t2, True) else None
-
-
-def element(r: Ref, origin: dict[str, dict[int, str]]) -> str:
-    """Source text of the element ``r`` (shifted by ``origin`` for a panel's product)."""
-    if not r.array:
-        return r.name
-    off = origin.get(r.name, {})
-    subs = (_minus(x, off.get(d, "0")) for d, x in enumerate(positions(r)))
-    return f"{r.name}[{', '.join(subs)}]"
-
-
-def written_as(out: Ref, op: str, terms: list[Term],
-               origin: dict[str, dict[int, str]]) -> ast.AugAssign | ast.Assign:
-    """The element statement ``out op Σ terms``: what a statement split or merged here
-    computes per element (the emitter's fallbacks read it, never the source's statement)."""
-    parts = []
-    for t in terms:
-        coef = [c if c.replace("_", "").replace(".", "").isalnum() else f"({c})"
-                for c in t.coef]
-        text = " * ".join([*coef, *(element(r, origin) for r in t.refs)]) or "1.0"
-        parts.append(text + "".join(f" / ({d})" for d in t.div))
-    node = ast.parse(f"{element(out, origin)} {op} {' + '.join(parts)}").body[0]
-    assert isinstance(node, (ast.AugAssign, ast.Assign))
-    return node
 
 
 def panel_form(rows: TensorNest, row: str, start: str, stop: str, others: set[int],
