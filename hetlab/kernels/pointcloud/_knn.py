@@ -1,0 +1,346 @@
+"""Exact k-nearest neighbours by buckets: queries are served a tree leaf at a time.
+
+Instead of one tree walk and one sorted insertion list per query, the queries are sorted
+into the point tree's leaves (the bucket of a query is the leaf its descent by the split
+planes ends in) and each bucket is served at once, in parallel over buckets (``prange``):
+
+1. **seed**: the bucket's seed node is the deepest ancestor of its leaf that holds at least
+   ``max(k, SEED_MIN)`` points; every query of the bucket takes all of them into its
+   candidate buffer and keeps the k smallest, whose largest distance is its radius —
+   already close to the final one, because the query lies in that node;
+2. **bucket walk**: one walk of the tree with the box-to-box bound between the bucket's
+   query box and each node's box, against the largest radius of the bucket, lists the
+   candidate leaves and copies their boxes side by side (a per-bucket cost);
+3. **scan**: each query computes its own bound to every candidate box in one vectorizable
+   loop, scans the leaves its radius admits and appends the points with ``d ≤ radius``
+   to its buffer, unsorted and branch-free; a full buffer keeps its k smallest and
+   tightens the radius;
+4. **finish**: each candidate's rank in the (distance, original index) order — the
+   reference's tie rule — is counted against the others (a branch-free, vectorizable
+   loop); the ranks below k go straight to their places in the output row.
+
+Exactness: distances are computed as the reference does (``((dx*dx) + dy*dy) + dz*dz`` in the
+points' dtype, ``d = q - p``); every point is scanned at most once per query; a leaf or node
+is skipped only when its float64 bound, safe under rounding (:func:`._kdtree.box_lower_bound`,
+:func:`_pair_bound`), is above the radius, so no point at distance ≤ the final k-th is lost;
+and (distance, index) pairs are all distinct, so the ranks are a permutation.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ...backends.numba import JIT_OPTIONS
+from ._kdtree import STACK_SIZE, KDTree, margins
+
+__all__ = ["knn_tree", "SEED_MIN", "PARALLEL_MIN_QUERIES"]
+
+#: the seed node of a bucket holds at least this many points (and at least k)
+SEED_MIN = 32
+#: buckets per parallel task (buffers are allocated once per task)
+_TASK = 16
+#: fewer queries than this run on one thread (a parallel region costs more than it saves)
+PARALLEL_MIN_QUERIES = 2048
+_F64_MAX = float(np.finfo(np.float64).max)
+
+
+@numba.njit(**JIT_OPTIONS)
+def _pair_bound(box, node, qb, rel, absm):  # pragma: no cover - compiled
+    """A float64 value ≤ the computed squared distance from any query in the box ``qb``
+    (lo0 lo1 lo2 hi0 hi1 hi2) to any point of ``node`` (margins as in box_lower_bound)."""
+    g0 = max(max(box[node, 0] - qb[3], qb[0] - box[node, 3]), 0.0)
+    g1 = max(max(box[node, 1] - qb[4], qb[1] - box[node, 4]), 0.0)
+    g2 = max(max(box[node, 2] - qb[5], qb[2] - box[node, 5]), 0.0)
+    s = (g0 * g0 + g1 * g1) + g2 * g2
+    s = s * (1.0 - rel) - absm
+    if s > _F64_MAX:
+        s = _F64_MAX
+    return s
+
+
+@numba.njit(**JIT_OPTIONS)
+def _planes(box, left, right, first, last, seed_min):  # pragma: no cover - compiled
+    """Per node: a separating axis and cut between its children (for bucketing only), and
+    the seed node of each leaf (deepest ancestor-or-self with ≥ ``seed_min`` points)."""
+    nn = left.shape[0]
+    axis = np.zeros(nn, dtype=np.int64)
+    cut = np.zeros(nn, dtype=np.float64)
+    seed = np.zeros(nn, dtype=np.int64)
+    for node in range(nn):  # preorder: a parent comes before its children
+        lc = left[node]
+        if lc < 0:
+            continue
+        rc = right[node]
+        best = -np.inf
+        for a in range(3):
+            gap = box[rc, a] - box[lc, 3 + a]
+            if gap > best:
+                best = gap
+                axis[node] = a
+        a = axis[node]
+        cut[node] = 0.5 * (box[lc, 3 + a] + box[rc, a])
+        for c in (lc, rc):
+            seed[c] = c if last[c] - first[c] >= seed_min else seed[node]
+    return axis, cut, seed
+
+
+@numba.njit(parallel=True, **JIT_OPTIONS)
+def _descend(left, right, axis, cut, queries, leaf_of):  # pragma: no cover - compiled
+    for r in numba.prange(queries.shape[0]):
+        node = 0
+        while left[node] >= 0:
+            node = left[node] if queries[r, axis[node]] < cut[node] else right[node]
+        leaf_of[r] = node
+
+
+@numba.njit(**JIT_OPTIONS)
+def _buckets(leaf_of, nn):  # pragma: no cover - compiled
+    """Counting sort of the queries by leaf: (order, bucket leaves, bucket starts)."""
+    count = np.zeros(nn + 1, dtype=np.int64)
+    for r in range(leaf_of.shape[0]):
+        count[leaf_of[r] + 1] += 1
+    nb = 0
+    for node in range(nn):
+        nb += count[node + 1] > 0
+        count[node + 1] += count[node]
+    order = np.empty(leaf_of.shape[0], dtype=np.int64)
+    pos = count[:nn].copy()
+    for r in range(leaf_of.shape[0]):
+        order[pos[leaf_of[r]]] = r
+        pos[leaf_of[r]] += 1
+    leaves = np.empty(nb, dtype=np.int64)
+    starts = np.empty(nb + 1, dtype=np.int64)
+    j = 0
+    for node in range(nn):
+        if count[node + 1] > count[node]:
+            leaves[j] = node
+            starts[j] = count[node]
+            j += 1
+    starts[nb] = leaf_of.shape[0]
+    return order, leaves, starts
+
+
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _insert(out_d, out_i, q, u, d, i):  # pragma: no cover - compiled
+    """Put (d, i) into row q's sorted prefix ``[:u + 1]``, shifting larger pairs right (the
+    pair at u is dropped); pairs compare by distance, then index."""
+    while u > 0 and (out_d[q, u - 1] > d or (out_d[q, u - 1] == d and out_i[q, u - 1] > i)):
+        out_d[q, u] = out_d[q, u - 1]
+        out_i[q, u] = out_i[q, u - 1]
+        u -= 1
+    out_d[q, u] = d
+    out_i[q, u] = i
+
+
+@numba.njit(**JIT_OPTIONS)
+def _bucket(tree, seed, leaf, queries, order, qs, qe, k, rel, absm, out_i, out_d, w):
+    # pragma: no cover - compiled
+    """Serve the queries ``order[qs:qe]`` of the bucket at ``leaf`` (module docstring)."""
+    perm, pts_t, box, first, last, left, right, _ = tree
+    cand, cb, lbq, stack, lbs, skey, sx, sy, sz, si = w
+    qb = np.empty(6, dtype=np.float64)
+    for c in range(3):
+        qb[c] = np.inf
+        qb[3 + c] = -np.inf
+    for r in range(qe - qs):
+        for c in range(3):
+            x = np.float64(queries[order[qs + r], c])
+            qb[c] = min(qb[c], x)
+            qb[3 + c] = max(qb[3 + c], x)
+    # 1. seed: the seed node's points, ordered by distance to the bucket's centre (so each
+    #    query inserts them nearly in order), kept sorted per query
+    sn = seed[leaf]
+    ns = last[sn] - first[sn]
+    c0 = 0.5 * (qb[0] + qb[3])
+    c1 = 0.5 * (qb[1] + qb[4])
+    c2 = 0.5 * (qb[2] + qb[5])
+    for j in range(ns):
+        p = first[sn] + j
+        x = np.float64(pts_t[p, 0]) - c0
+        y = np.float64(pts_t[p, 1]) - c1
+        z = np.float64(pts_t[p, 2]) - c2
+        skey[j] = x * x + y * y + z * z
+    so = np.argsort(skey[:ns])
+    for j in range(ns):
+        p = first[sn] + so[j]
+        sx[j] = pts_t[p, 0]
+        sy[j] = pts_t[p, 1]
+        sz[j] = pts_t[p, 2]
+        si[j] = perm[p]
+    radius = 0.0
+    for r in range(qe - qs):
+        q = order[qs + r]
+        qx = queries[q, 0]
+        qy = queries[q, 1]
+        qz = queries[q, 2]
+        for j in range(k):  # the first k, nearly sorted already: insertion sort
+            dx = qx - sx[j]
+            dy = qy - sy[j]
+            dz = qz - sz[j]
+            d = ((dx * dx) + dy * dy) + dz * dz
+            _insert(out_d, out_i, q, j, d, si[j])
+        wd = out_d[q, k - 1]
+        wi = out_i[q, k - 1]
+        for j in range(k, ns):  # the others: one compare each, rarely an insertion
+            dx = qx - sx[j]
+            dy = qy - sy[j]
+            dz = qz - sz[j]
+            d = ((dx * dx) + dy * dy) + dz * dz
+            i = si[j]
+            if d > wd or (d == wd and i > wi):
+                continue
+            _insert(out_d, out_i, q, k - 1, d, i)
+            wd = out_d[q, k - 1]
+            wi = out_i[q, k - 1]
+        radius = max(radius, np.float64(wd))
+    # 2. candidate leaves of the bucket, their boxes side by side
+    nc = 0
+    stack[0] = 0
+    lbs[0] = _pair_bound(box, 0, qb, rel, absm)
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        node = stack[sp]
+        if lbs[sp] > radius or node == sn:
+            continue
+        lc = left[node]
+        if lc < 0:
+            cand[nc] = node
+            for c in range(6):
+                cb[c, nc] = box[node, c]
+            nc += 1
+            continue
+        rc = right[node]
+        bl = _pair_bound(box, lc, qb, rel, absm)
+        br = _pair_bound(box, rc, qb, rel, absm)
+        if bl <= br:
+            stack[sp] = rc
+            lbs[sp] = br
+            stack[sp + 1] = lc
+            lbs[sp + 1] = bl
+        else:
+            stack[sp] = lc
+            lbs[sp] = bl
+            stack[sp + 1] = rc
+            lbs[sp + 1] = br
+        sp += 2
+    # 3. each query: its bound to every candidate box, then the admitted leaves
+    for r in range(qe - qs):
+        q = order[qs + r]
+        qx = queries[q, 0]
+        qy = queries[q, 1]
+        qz = queries[q, 2]
+        q0 = np.float64(qx)
+        q1 = np.float64(qy)
+        q2 = np.float64(qz)
+        for t in range(nc):
+            g0 = max(max(cb[0, t] - q0, q0 - cb[3, t]), 0.0)
+            g1 = max(max(cb[1, t] - q1, q1 - cb[4, t]), 0.0)
+            g2 = max(max(cb[2, t] - q2, q2 - cb[5, t]), 0.0)
+            lbq[t] = ((g0 * g0 + g1 * g1) + g2 * g2) * (1.0 - rel) - absm
+        wd = out_d[q, k - 1]
+        wi = out_i[q, k - 1]
+        for t in range(nc):
+            if lbq[t] > wd:
+                continue
+            leaf_t = cand[t]
+            for p in range(first[leaf_t], last[leaf_t]):
+                dx = qx - pts_t[p, 0]
+                dy = qy - pts_t[p, 1]
+                dz = qz - pts_t[p, 2]
+                d = ((dx * dx) + dy * dy) + dz * dz
+                if d > wd:
+                    continue
+                i = perm[p]
+                if d == wd and i > wi:
+                    continue
+                _insert(out_d, out_i, q, k - 1, d, i)
+                wd = out_d[q, k - 1]
+                wi = out_i[q, k - 1]
+
+
+@numba.njit(**JIT_OPTIONS)
+def _task(tree, seed, leaves, starts, queries, order, t, k, smax, rel, absm, out_i,
+          out_d):
+    # pragma: no cover - compiled
+    lo = t * _TASK
+    hi = min(leaves.shape[0], lo + _TASK)
+    nn = tree.left.shape[0]
+    dt = tree.pts_t.dtype
+    w = (np.empty(nn, dtype=np.int64), np.empty((6, nn), dtype=np.float64),
+         np.empty(nn, dtype=np.float64), np.empty(STACK_SIZE, dtype=np.int64),
+         np.empty(STACK_SIZE, dtype=np.float64), np.empty(smax, dtype=np.float64),
+         np.empty(smax, dtype=dt), np.empty(smax, dtype=dt), np.empty(smax, dtype=dt),
+         np.empty(smax, dtype=np.int64))
+    for j in range(lo, hi):
+        _bucket(tree, seed, leaves[j], queries, order, starts[j], starts[j + 1], k, rel, absm,
+                out_i, out_d, w)
+
+
+@numba.njit(parallel=True, **JIT_OPTIONS)
+def _run_parallel(tree, seed, leaves, starts, queries, order, k, smax, rel, absm, out_i,
+                  out_d):  # pragma: no cover - compiled
+    for t in numba.prange((leaves.shape[0] + _TASK - 1) // _TASK):
+        _task(tree, seed, leaves, starts, queries, order, t, k, smax, rel, absm, out_i,
+              out_d)
+
+
+@numba.njit(**JIT_OPTIONS)
+def _run_serial(tree, seed, leaves, starts, queries, order, k, smax, rel, absm, out_i,
+                out_d):  # pragma: no cover - compiled
+    for t in range((leaves.shape[0] + _TASK - 1) // _TASK):
+        _task(tree, seed, leaves, starts, queries, order, t, k, smax, rel, absm, out_i,
+              out_d)
+
+
+def knn_tree(tree: KDTree, queries: np.ndarray, k: int, *,
+             parallel: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """k nearest tree points of each query, equal to :func:`.reference.knn`.
+
+    Parameters
+    ----------
+    tree : KDTree
+        The points' tree (:func:`._kdtree.build`), n ≥ k points, float32 or float64.
+    queries : ndarray, shape (m, 3), the tree's dtype
+    k : int
+        Neighbours per query, 1 ≤ k ≤ n.
+    parallel : bool, optional
+        Threads over buckets; default: m ≥ :data:`PARALLEL_MIN_QUERIES` and more than one
+        numba thread. Both ways give the same result.
+
+    Returns
+    -------
+    idx : ndarray, shape (m, k), int64
+        Original point indices, by ascending (squared distance, index).
+    d2 : ndarray, shape (m, k), the points' dtype
+        Squared distances.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from hetlab.kernels.pointcloud import _kdtree
+    >>> pts = np.array([[0, 0, 0], [2, 0, 0], [1, 0, 0], [1, 0, 0]], dtype=np.float32)
+    >>> idx, d2 = knn_tree(_kdtree.build(pts, 2), np.zeros((1, 3), np.float32), 3)
+    >>> idx.tolist(), d2.tolist()
+    ([[0, 2, 3]], [[0.0, 1.0, 1.0]])
+    """
+    rel, absm = margins(tree.pts_t.dtype)
+    m = queries.shape[0]
+    out_i = np.empty((m, k), dtype=np.int64)
+    out_d = np.empty((m, k), dtype=tree.pts_t.dtype)
+    if m == 0:
+        return out_i, out_d
+    if parallel is None:
+        parallel = m >= PARALLEL_MIN_QUERIES and numba.get_num_threads() > 1
+    queries = np.ascontiguousarray(queries, dtype=tree.pts_t.dtype)
+    axis, cut, seed = _planes(tree.box, tree.left, tree.right, tree.first, tree.last,
+                              max(k, SEED_MIN))
+    leaf_of = np.empty(m, dtype=np.int64)
+    _descend(tree.left, tree.right, axis, cut, queries, leaf_of)
+    order, leaves, starts = _buckets(leaf_of, tree.left.shape[0])
+    is_leaf = tree.left < 0
+    smax = int(np.max(tree.last[seed[is_leaf]] - tree.first[seed[is_leaf]]))
+    run = _run_parallel if parallel else _run_serial
+    run(tree, seed, leaves, starts, queries, order, k, smax, rel, absm, out_i, out_d)
+    return out_i, out_d
