@@ -134,11 +134,12 @@ def _insert(out_d, out_i, q, u, d, i):  # pragma: no cover - compiled
 
 
 @numba.njit(**JIT_OPTIONS)
-def _bucket(tree, seed, leaf, queries, order, qs, qe, k, rel, absm, out_i, out_d, w):
+def _bucket(tree, xs, ys, zs, seed, leaf, queries, order, qs, qe, k, rel, absm, out_i, out_d,
+            w):
     # pragma: no cover - compiled
     """Serve the queries ``order[qs:qe]`` of the bucket at ``leaf`` (module docstring)."""
     perm, pts_t, box, first, last, left, right, _ = tree
-    cand, cb, lbq, stack, lbs, skey, sx, sy, sz, si = w
+    cand, cb, lbq, stack, lbs, skey, sx, sy, sz, si, dl = w
     qb = np.empty(6, dtype=np.float64)
     for c in range(3):
         qb[c] = np.inf
@@ -174,19 +175,17 @@ def _bucket(tree, seed, leaf, queries, order, qs, qe, k, rel, absm, out_i, out_d
         qx = queries[q, 0]
         qy = queries[q, 1]
         qz = queries[q, 2]
-        for j in range(k):  # the first k, nearly sorted already: insertion sort
+        for j in range(ns):  # the distance tile row (a vectorized loop)
             dx = qx - sx[j]
             dy = qy - sy[j]
             dz = qz - sz[j]
-            d = ((dx * dx) + dy * dy) + dz * dz
-            _insert(out_d, out_i, q, j, d, si[j])
+            dl[j] = ((dx * dx) + dy * dy) + dz * dz
+        for j in range(k):  # the first k, nearly sorted already: insertion sort
+            _insert(out_d, out_i, q, j, dl[j], si[j])
         wd = out_d[q, k - 1]
         wi = out_i[q, k - 1]
         for j in range(k, ns):  # the others: one compare each, rarely an insertion
-            dx = qx - sx[j]
-            dy = qy - sy[j]
-            dz = qz - sz[j]
-            d = ((dx * dx) + dy * dy) + dz * dz
+            d = dl[j]
             i = si[j]
             if d > wd or (d == wd and i > wi):
                 continue
@@ -244,12 +243,15 @@ def _bucket(tree, seed, leaf, queries, order, qs, qe, k, rel, absm, out_i, out_d
         for t in range(nc):
             if lbq[t] > wd:
                 continue
-            leaf_t = cand[t]
-            for p in range(first[leaf_t], last[leaf_t]):
-                dx = qx - pts_t[p, 0]
-                dy = qy - pts_t[p, 1]
-                dz = qz - pts_t[p, 2]
-                d = ((dx * dx) + dy * dy) + dz * dz
+            s = first[cand[t]]
+            e = last[cand[t]]
+            for p in range(s, e):
+                dx = qx - xs[p]
+                dy = qy - ys[p]
+                dz = qz - zs[p]
+                dl[p - s] = ((dx * dx) + dy * dy) + dz * dz
+            for p in range(s, e):
+                d = dl[p - s]
                 if d > wd:
                     continue
                 i = perm[p]
@@ -261,7 +263,8 @@ def _bucket(tree, seed, leaf, queries, order, qs, qe, k, rel, absm, out_i, out_d
 
 
 @numba.njit(**JIT_OPTIONS)
-def _task(tree, seed, leaves, starts, queries, order, t, k, smax, rel, absm, out_i,
+def _task(tree, xs, ys, zs, seed, leaves, starts, queries, order, t, k, smax, lmax, rel,
+          absm, out_i,
           out_d):
     # pragma: no cover - compiled
     lo = t * _TASK
@@ -272,25 +275,29 @@ def _task(tree, seed, leaves, starts, queries, order, t, k, smax, rel, absm, out
          np.empty(nn, dtype=np.float64), np.empty(STACK_SIZE, dtype=np.int64),
          np.empty(STACK_SIZE, dtype=np.float64), np.empty(smax, dtype=np.float64),
          np.empty(smax, dtype=dt), np.empty(smax, dtype=dt), np.empty(smax, dtype=dt),
-         np.empty(smax, dtype=np.int64))
+         np.empty(smax, dtype=np.int64), np.empty(max(smax, lmax), dtype=dt))
     for j in range(lo, hi):
-        _bucket(tree, seed, leaves[j], queries, order, starts[j], starts[j + 1], k, rel, absm,
-                out_i, out_d, w)
+        _bucket(tree, xs, ys, zs, seed, leaves[j], queries, order, starts[j], starts[j + 1], k,
+                rel, absm, out_i, out_d, w)
 
 
 @numba.njit(parallel=True, **JIT_OPTIONS)
-def _run_parallel(tree, seed, leaves, starts, queries, order, k, smax, rel, absm, out_i,
+def _run_parallel(tree, xs, ys, zs, seed, leaves, starts, queries, order, k, smax, lmax, rel,
+                  absm, out_i,
                   out_d):  # pragma: no cover - compiled
     for t in numba.prange((leaves.shape[0] + _TASK - 1) // _TASK):
-        _task(tree, seed, leaves, starts, queries, order, t, k, smax, rel, absm, out_i,
+        _task(tree, xs, ys, zs, seed, leaves, starts, queries, order, t, k, smax, lmax, rel,
+          absm, out_i,
               out_d)
 
 
 @numba.njit(**JIT_OPTIONS)
-def _run_serial(tree, seed, leaves, starts, queries, order, k, smax, rel, absm, out_i,
+def _run_serial(tree, xs, ys, zs, seed, leaves, starts, queries, order, k, smax, lmax, rel,
+                  absm, out_i,
                 out_d):  # pragma: no cover - compiled
     for t in range((leaves.shape[0] + _TASK - 1) // _TASK):
-        _task(tree, seed, leaves, starts, queries, order, t, k, smax, rel, absm, out_i,
+        _task(tree, xs, ys, zs, seed, leaves, starts, queries, order, t, k, smax, lmax, rel,
+          absm, out_i,
               out_d)
 
 
@@ -342,5 +349,8 @@ def knn_tree(tree: KDTree, queries: np.ndarray, k: int, *,
     is_leaf = tree.left < 0
     smax = int(np.max(tree.last[seed[is_leaf]] - tree.first[seed[is_leaf]]))
     run = _run_parallel if parallel else _run_serial
-    run(tree, seed, leaves, starts, queries, order, k, smax, rel, absm, out_i, out_d)
+    lmax = int(np.max(tree.last[is_leaf] - tree.first[is_leaf]))
+    xs, ys, zs = (np.ascontiguousarray(tree.pts_t[:, c]) for c in range(3))
+    run(tree, xs, ys, zs, seed, leaves, starts, queries, order, k, smax, lmax, rel, absm,
+        out_i, out_d)
     return out_i, out_d
