@@ -28,18 +28,20 @@ and (distance, index) pairs are all distinct, so the ranks are a permutation.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
 from ...backends.numba import JIT_OPTIONS
 from ._kdtree import STACK_SIZE, KDTree, margins
 
-__all__ = ["knn_tree", "SEED_MIN", "PARALLEL_MIN_QUERIES"]
+__all__ = ["knn_tree", "bucket_queries", "search", "Buckets", "SEED_MIN", "PARALLEL_MIN_QUERIES"]
 
 #: the seed node of a bucket holds at least this many points (and at least k)
 SEED_MIN = 32
 #: buckets per parallel task (buffers are allocated once per task)
-_TASK = 16
+_TASK = 32
 #: fewer queries than this run on one thread (a parallel region costs more than it saves)
 PARALLEL_MIN_QUERIES = 2048
 _F64_MAX = float(np.finfo(np.float64).max)
@@ -85,13 +87,24 @@ def _planes(box, left, right, first, last, seed_min):  # pragma: no cover - comp
     return axis, cut, seed
 
 
+@numba.njit(**JIT_OPTIONS)
+def _leaf_of(left, right, axis, cut, queries, r):  # pragma: no cover - compiled
+    node = 0
+    while left[node] >= 0:
+        node = left[node] if queries[r, axis[node]] < cut[node] else right[node]
+    return node
+
+
 @numba.njit(parallel=True, **JIT_OPTIONS)
-def _descend(left, right, axis, cut, queries, leaf_of):  # pragma: no cover - compiled
+def _descend_parallel(left, right, axis, cut, queries, leaf_of):  # pragma: no cover
     for r in numba.prange(queries.shape[0]):
-        node = 0
-        while left[node] >= 0:
-            node = left[node] if queries[r, axis[node]] < cut[node] else right[node]
-        leaf_of[r] = node
+        leaf_of[r] = _leaf_of(left, right, axis, cut, queries, r)
+
+
+@numba.njit(**JIT_OPTIONS)
+def _descend_serial(left, right, axis, cut, queries, leaf_of):  # pragma: no cover
+    for r in range(queries.shape[0]):
+        leaf_of[r] = _leaf_of(left, right, axis, cut, queries, r)
 
 
 @numba.njit(**JIT_OPTIONS)
@@ -135,9 +148,13 @@ def _insert(out_d, out_i, q, u, d, i):  # pragma: no cover - compiled
 
 @numba.njit(**JIT_OPTIONS)
 def _bucket(tree, xs, ys, zs, seed, leaf, queries, order, qs, qe, k, rel, absm, out_i, out_d,
-            w):
-    # pragma: no cover - compiled
-    """Serve the queries ``order[qs:qe]`` of the bucket at ``leaf`` (module docstring)."""
+            w, stop):  # pragma: no cover - compiled
+    """Serve the queries ``order[qs:qe]`` of the bucket at ``leaf`` (module docstring).
+
+    ``stop`` < 5 ends after that many phases (for benchmarks/knn_phases.py; the rows are
+    then not the answer): 1 seed, 2 bucket walk, 3 bounds, 4 leaf distances without
+    insertions.
+    """
     perm, pts_t, box, first, last, left, right, _ = tree
     cand, cb, lbq, stack, lbs, skey, sx, sy, sz, si, dl = w
     qb = np.empty(6, dtype=np.float64)
@@ -193,6 +210,8 @@ def _bucket(tree, xs, ys, zs, seed, leaf, queries, order, qs, qe, k, rel, absm, 
             wd = out_d[q, k - 1]
             wi = out_i[q, k - 1]
         radius = max(radius, np.float64(wd))
+    if stop == 1:
+        return
     # 2. candidate leaves of the bucket, their boxes side by side
     nc = 0
     stack[0] = 0
@@ -224,6 +243,8 @@ def _bucket(tree, xs, ys, zs, seed, leaf, queries, order, qs, qe, k, rel, absm, 
             stack[sp + 1] = rc
             lbs[sp + 1] = br
         sp += 2
+    if stop == 2:
+        return
     # 3. each query: its bound to every candidate box, then the admitted leaves
     for r in range(qe - qs):
         q = order[qs + r]
@@ -240,6 +261,8 @@ def _bucket(tree, xs, ys, zs, seed, leaf, queries, order, qs, qe, k, rel, absm, 
             lbq[t] = ((g0 * g0 + g1 * g1) + g2 * g2) * (1.0 - rel) - absm
         wd = out_d[q, k - 1]
         wi = out_i[q, k - 1]
+        if stop == 3:
+            continue
         for t in range(nc):
             if lbq[t] > wd:
                 continue
@@ -250,6 +273,9 @@ def _bucket(tree, xs, ys, zs, seed, leaf, queries, order, qs, qe, k, rel, absm, 
                 dy = qy - ys[p]
                 dz = qz - zs[p]
                 dl[p - s] = ((dx * dx) + dy * dy) + dz * dz
+            if stop == 4:
+                out_i[q, 0] += dl[0] <= wd  # keep the distances live
+                continue
             for p in range(s, e):
                 d = dl[p - s]
                 if d > wd:
@@ -263,10 +289,8 @@ def _bucket(tree, xs, ys, zs, seed, leaf, queries, order, qs, qe, k, rel, absm, 
 
 
 @numba.njit(**JIT_OPTIONS)
-def _task(tree, xs, ys, zs, seed, leaves, starts, queries, order, t, k, smax, lmax, rel,
-          absm, out_i,
-          out_d):
-    # pragma: no cover - compiled
+def _task(tree, b, queries, t, k, rel, absm, out_i, out_d, stop):  # pragma: no cover
+    xs, ys, zs, seed, leaves, starts, order, smax, lmax = b
     lo = t * _TASK
     hi = min(leaves.shape[0], lo + _TASK)
     nn = tree.left.shape[0]
@@ -278,27 +302,62 @@ def _task(tree, xs, ys, zs, seed, leaves, starts, queries, order, t, k, smax, lm
          np.empty(smax, dtype=np.int64), np.empty(max(smax, lmax), dtype=dt))
     for j in range(lo, hi):
         _bucket(tree, xs, ys, zs, seed, leaves[j], queries, order, starts[j], starts[j + 1], k,
-                rel, absm, out_i, out_d, w)
+                rel, absm, out_i, out_d, w, stop)
 
 
 @numba.njit(parallel=True, **JIT_OPTIONS)
-def _run_parallel(tree, xs, ys, zs, seed, leaves, starts, queries, order, k, smax, lmax, rel,
-                  absm, out_i,
-                  out_d):  # pragma: no cover - compiled
-    for t in numba.prange((leaves.shape[0] + _TASK - 1) // _TASK):
-        _task(tree, xs, ys, zs, seed, leaves, starts, queries, order, t, k, smax, lmax, rel,
-          absm, out_i,
-              out_d)
+def _run_parallel(tree, b, queries, k, rel, absm, out_i, out_d, stop):  # pragma: no cover
+    for t in numba.prange((b[4].shape[0] + _TASK - 1) // _TASK):
+        _task(tree, b, queries, t, k, rel, absm, out_i, out_d, stop)
 
 
 @numba.njit(**JIT_OPTIONS)
-def _run_serial(tree, xs, ys, zs, seed, leaves, starts, queries, order, k, smax, lmax, rel,
-                  absm, out_i,
-                out_d):  # pragma: no cover - compiled
-    for t in range((leaves.shape[0] + _TASK - 1) // _TASK):
-        _task(tree, xs, ys, zs, seed, leaves, starts, queries, order, t, k, smax, lmax, rel,
-          absm, out_i,
-              out_d)
+def _run_serial(tree, b, queries, k, rel, absm, out_i, out_d, stop):  # pragma: no cover
+    for t in range((b[4].shape[0] + _TASK - 1) // _TASK):
+        _task(tree, b, queries, t, k, rel, absm, out_i, out_d, stop)
+
+
+class Buckets(NamedTuple):
+    """The queries sorted into the tree's leaves (:func:`bucket_queries`)."""
+
+    xs: np.ndarray  #: (n,) the tree's points, one coordinate per array, tree order
+    ys: np.ndarray
+    zs: np.ndarray
+    seed: np.ndarray  #: (nodes,) int64: each leaf's seed node
+    leaves: np.ndarray  #: (b,) int64: the leaves that got queries
+    starts: np.ndarray  #: (b + 1,) int64: bucket j is order[starts[j]:starts[j + 1]]
+    order: np.ndarray  #: (m,) int64: query indices, bucket by bucket
+    smax: int  #: most points in a seed node
+    lmax: int  #: most points in a leaf
+
+
+def bucket_queries(tree: KDTree, queries: np.ndarray, k: int, parallel: bool) -> Buckets:
+    """Sort the queries (m ≥ 1, 3) into the leaves of ``tree`` by its split planes (the
+    descents in parallel with ``parallel``)."""
+    axis, cut, seed = _planes(tree.box, tree.left, tree.right, tree.first, tree.last,
+                              max(k, SEED_MIN))
+    leaf_of = np.empty(queries.shape[0], dtype=np.int64)
+    descend = _descend_parallel if parallel else _descend_serial
+    descend(tree.left, tree.right, axis, cut, queries, leaf_of)
+    order, leaves, starts = _buckets(leaf_of, tree.left.shape[0])
+    is_leaf = tree.left < 0
+    smax = int(np.max(tree.last[seed[is_leaf]] - tree.first[seed[is_leaf]]))
+    lmax = int(np.max(tree.last[is_leaf] - tree.first[is_leaf]))
+    xs, ys, zs = (np.ascontiguousarray(tree.pts_t[:, c]) for c in range(3))
+    return Buckets(xs, ys, zs, seed, leaves, starts, order, smax, lmax)
+
+
+def search(tree: KDTree, b: Buckets, queries: np.ndarray, k: int, parallel: bool,
+           stop: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    """Serve every bucket of ``b`` (see :func:`knn_tree`); ``stop`` < 5 runs only the first
+    phases (for profiling; the result is then not the answer)."""
+    rel, absm = margins(tree.pts_t.dtype)
+    m = queries.shape[0]
+    out_i = np.zeros((m, k), dtype=np.int64)
+    out_d = np.empty((m, k), dtype=tree.pts_t.dtype)
+    run = _run_parallel if parallel else _run_serial
+    run(tree, tuple(b), queries, k, rel, absm, out_i, out_d, stop)
+    return out_i, out_d
 
 
 def knn_tree(tree: KDTree, queries: np.ndarray, k: int, *,
@@ -332,25 +391,10 @@ def knn_tree(tree: KDTree, queries: np.ndarray, k: int, *,
     >>> idx.tolist(), d2.tolist()
     ([[0, 2, 3]], [[0.0, 1.0, 1.0]])
     """
-    rel, absm = margins(tree.pts_t.dtype)
     m = queries.shape[0]
-    out_i = np.empty((m, k), dtype=np.int64)
-    out_d = np.empty((m, k), dtype=tree.pts_t.dtype)
     if m == 0:
-        return out_i, out_d
+        return np.empty((0, k), dtype=np.int64), np.empty((0, k), dtype=tree.pts_t.dtype)
     if parallel is None:
         parallel = m >= PARALLEL_MIN_QUERIES and numba.get_num_threads() > 1
     queries = np.ascontiguousarray(queries, dtype=tree.pts_t.dtype)
-    axis, cut, seed = _planes(tree.box, tree.left, tree.right, tree.first, tree.last,
-                              max(k, SEED_MIN))
-    leaf_of = np.empty(m, dtype=np.int64)
-    _descend(tree.left, tree.right, axis, cut, queries, leaf_of)
-    order, leaves, starts = _buckets(leaf_of, tree.left.shape[0])
-    is_leaf = tree.left < 0
-    smax = int(np.max(tree.last[seed[is_leaf]] - tree.first[seed[is_leaf]]))
-    run = _run_parallel if parallel else _run_serial
-    lmax = int(np.max(tree.last[is_leaf] - tree.first[is_leaf]))
-    xs, ys, zs = (np.ascontiguousarray(tree.pts_t[:, c]) for c in range(3))
-    run(tree, xs, ys, zs, seed, leaves, starts, queries, order, k, smax, lmax, rel, absm,
-        out_i, out_d)
-    return out_i, out_d
+    return search(tree, bucket_queries(tree, queries, k, parallel), queries, k, parallel)
