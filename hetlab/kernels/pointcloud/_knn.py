@@ -1,29 +1,30 @@
 """Exact k-nearest neighbours by buckets: queries are served a tree leaf at a time.
 
-Instead of one tree walk and one sorted insertion list per query, the queries are sorted
-into the point tree's leaves (the bucket of a query is the leaf its descent by the split
-planes ends in) and each bucket is served at once, in parallel over buckets (``prange``):
+Instead of one tree walk per query, the queries are sorted into the point tree's leaves
+(a query's bucket is the leaf its descent by the split planes ends in; a counting sort) and
+each bucket is served at once, in parallel over buckets (``prange``):
 
-1. **seed**: the bucket's seed node is the deepest ancestor of its leaf that holds at least
-   ``max(k, SEED_MIN)`` points; every query of the bucket takes all of them into its
-   candidate buffer and keeps the k smallest, whose largest distance is its radius —
-   already close to the final one, because the query lies in that node;
+1. **seed**: the bucket's seed node is the deepest ancestor-or-self of its leaf with at
+   least ``max(k, SEED_MIN)`` points; its points are ordered once by distance to the
+   bucket's centre, so each query of the bucket computes their distances in one
+   vectorizable loop, insertion-sorts the first k (nearly in order already) and compares
+   the rest against its k-th — its row starts with a radius close to the final one;
 2. **bucket walk**: one walk of the tree with the box-to-box bound between the bucket's
-   query box and each node's box, against the largest radius of the bucket, lists the
+   query box and each node's box, against the largest radius in the bucket, lists the
    candidate leaves and copies their boxes side by side (a per-bucket cost);
-3. **scan**: each query computes its own bound to every candidate box in one vectorizable
-   loop, scans the leaves its radius admits and appends the points with ``d ≤ radius``
-   to its buffer, unsorted and branch-free; a full buffer keeps its k smallest and
-   tightens the radius;
-4. **finish**: each candidate's rank in the (distance, original index) order — the
-   reference's tie rule — is counted against the others (a branch-free, vectorizable
-   loop); the ranks below k go straight to their places in the output row.
+3. **bounds**: each query computes its bound to every candidate box in one vectorizable
+   loop;
+4. **scan**: for each leaf its radius still admits, the distances in one vectorizable loop
+   (the points' coordinates side by side), then one compare against the k-th each; the
+   few that pass are inserted into the sorted output row.
 
 Exactness: distances are computed as the reference does (``((dx*dx) + dy*dy) + dz*dz`` in the
-points' dtype, ``d = q - p``); every point is scanned at most once per query; a leaf or node
-is skipped only when its float64 bound, safe under rounding (:func:`._kdtree.box_lower_bound`,
-:func:`_pair_bound`), is above the radius, so no point at distance ≤ the final k-th is lost;
-and (distance, index) pairs are all distinct, so the ranks are a permutation.
+points' dtype, ``d = q - p``, no fastmath); every point is considered at most once per
+query; a leaf or node is skipped only when its float64 bound, safe under rounding
+(:func:`._kdtree.box_lower_bound`'s margins), is above the radius, so no point at distance
+≤ the final k-th is lost; rows are kept sorted by (distance, original index), the
+reference's tie rule, and a point equal to the k-th in distance enters only with a lower
+index.
 """
 
 from __future__ import annotations
@@ -268,13 +269,15 @@ def _bucket(tree, xs, ys, zs, seed, leaf, queries, order, qs, qe, k, rel, absm, 
                 continue
             s = first[cand[t]]
             e = last[cand[t]]
+            hits = 0
             for p in range(s, e):
                 dx = qx - xs[p]
                 dy = qy - ys[p]
                 dz = qz - zs[p]
-                dl[p - s] = ((dx * dx) + dy * dy) + dz * dz
-            if stop == 4:
-                out_i[q, 0] += dl[0] <= wd  # keep the distances live
+                d = ((dx * dx) + dy * dy) + dz * dz
+                dl[p - s] = d
+                hits += d <= wd
+            if hits == 0 or stop == 4:  # the usual case: nothing in this leaf comes close
                 continue
             for p in range(s, e):
                 d = dl[p - s]
