@@ -7,8 +7,9 @@ each bucket is served at once, in parallel over buckets (``prange``):
 1. **seed**: the bucket's seed node is the deepest ancestor-or-self of its leaf with at
    least ``max(k, SEED_MIN)`` points; its points are ordered once by distance to the
    bucket's centre, so each query of the bucket computes their distances in one
-   vectorizable loop, insertion-sorts the first k (nearly in order already) and compares
-   the rest against its k-th — its row starts with a radius close to the final one;
+   vectorizable loop, places the first k by their ranks among themselves (a branch-free
+   count per pair; insertion when k > :data:`RANK_K`) and compares the rest against its
+   k-th — its row starts with a radius close to the final one;
 2. **bucket walk**: one walk of the tree with the box-to-box bound between the bucket's
    query box and each node's box, against the largest radius in the bucket, lists the
    candidate leaves and copies their boxes side by side (a per-bucket cost);
@@ -41,6 +42,9 @@ __all__ = ["knn_tree", "bucket_queries", "search", "Buckets", "SEED_MIN", "PARAL
 
 #: the seed node of a bucket holds at least this many points (and at least k)
 SEED_MIN = 32
+#: up to this k, a seed's first k are placed by rank (k² compares, no branches), beyond it
+#: by insertion
+RANK_K = 64
 #: buckets per parallel task (buffers are allocated once per task)
 _TASK = 32
 #: fewer queries than this run on one thread (a parallel region costs more than it saves)
@@ -168,7 +172,7 @@ def _bucket(tree, xs, ys, zs, seed, leaf, queries, order, qs, qe, k, rel, absm, 
             qb[c] = min(qb[c], x)
             qb[3 + c] = max(qb[3 + c], x)
     # 1. seed: the seed node's points, ordered by distance to the bucket's centre (so each
-    #    query inserts them nearly in order), kept sorted per query
+    #    query's first k are close to its nearest and few of the rest get in)
     sn = seed[leaf]
     ns = last[sn] - first[sn]
     c0 = 0.5 * (qb[0] + qb[3])
@@ -198,8 +202,18 @@ def _bucket(tree, xs, ys, zs, seed, leaf, queries, order, qs, qe, k, rel, absm, 
             dy = qy - sy[j]
             dz = qz - sz[j]
             dl[j] = ((dx * dx) + dy * dy) + dz * dz
-        for j in range(k):  # the first k, nearly sorted already: insertion sort
-            _insert(out_d, out_i, q, j, dl[j], si[j])
+        if k <= RANK_K:  # the first k: each one's rank among them, branch-free
+            for j in range(k):
+                dj = dl[j]
+                ij = si[j]
+                c = 0
+                for t in range(k):
+                    c += (dl[t] < dj) | ((dl[t] == dj) & (si[t] < ij))
+                out_d[q, c] = dj
+                out_i[q, c] = ij
+        else:  # a large k: insertion sort (nearly in order already)
+            for j in range(k):
+                _insert(out_d, out_i, q, j, dl[j], si[j])
         wd = out_d[q, k - 1]
         wi = out_i[q, k - 1]
         for j in range(k, ns):  # the others: one compare each, rarely an insertion
