@@ -9,15 +9,17 @@ each bucket is served at once, in parallel over buckets (``prange``):
    bucket's centre, so each query of the bucket computes their distances in one
    vectorizable loop, places the first k by their ranks among themselves (a branch-free
    count per pair; insertion when k > :data:`RANK_K`) and compares the rest against its
-   k-th — its row starts with a radius close to the final one;
+   k-th (those within it are listed branch-free, then inserted) — its row starts with a
+   radius close to the final one;
 2. **bucket walk**: one walk of the tree with the box-to-box bound between the bucket's
    query box and each node's box, against the largest radius in the bucket, lists the
    candidate leaves and copies their boxes side by side (a per-bucket cost);
 3. **bounds**: each query computes its bound to every candidate box in one vectorizable
    loop;
 4. **scan**: for each leaf its radius still admits, the distances in one vectorizable loop
-   (the points' coordinates side by side), then one compare against the k-th each; the
-   few that pass are inserted into the sorted output row.
+   (the points' coordinates side by side) that also counts those within the k-th; in the
+   few leaves with any, they are listed branch-free and inserted into the sorted output
+   row.
 
 Exactness: distances are computed as the reference does (``((dx*dx) + dy*dy) + dz*dz`` in the
 points' dtype, ``d = q - p``, no fastmath); every point is considered at most once per
@@ -161,7 +163,7 @@ def _bucket(tree, xs, ys, zs, seed, leaf, queries, order, qs, qe, k, rel, absm, 
     insertions.
     """
     perm, pts_t, box, first, last, left, right, _ = tree
-    cand, cb, lbq, stack, lbs, skey, sx, sy, sz, si, dl = w
+    cand, cb, lbq, stack, lbs, skey, sx, sy, sz, si, dl, tj = w
     qb = np.empty(6, dtype=np.float64)
     for c in range(3):
         qb[c] = np.inf
@@ -216,7 +218,12 @@ def _bucket(tree, xs, ys, zs, seed, leaf, queries, order, qs, qe, k, rel, absm, 
                 _insert(out_d, out_i, q, j, dl[j], si[j])
         wd = out_d[q, k - 1]
         wi = out_i[q, k - 1]
-        for j in range(k, ns):  # the others: one compare each, rarely an insertion
+        m2 = 0
+        for j in range(k, ns):  # the others: those within the k-th, listed branch-free
+            tj[m2] = j
+            m2 += dl[j] <= wd
+        for u in range(m2):  # then inserted (the k-th shrinks on the way)
+            j = tj[u]
             d = dl[j]
             i = si[j]
             if d > wd or (d == wd and i > wi):
@@ -293,12 +300,15 @@ def _bucket(tree, xs, ys, zs, seed, leaf, queries, order, qs, qe, k, rel, absm, 
                 hits += d <= wd
             if hits == 0 or stop == 4:  # the usual case: nothing in this leaf comes close
                 continue
+            m2 = 0
             for p in range(s, e):
+                tj[m2] = p
+                m2 += dl[p - s] <= wd
+            for u in range(m2):
+                p = tj[u]
                 d = dl[p - s]
-                if d > wd:
-                    continue
                 i = perm[p]
-                if d == wd and i > wi:
+                if d > wd or (d == wd and i > wi):
                     continue
                 _insert(out_d, out_i, q, k - 1, d, i)
                 wd = out_d[q, k - 1]
@@ -316,7 +326,8 @@ def _task(tree, b, queries, t, k, rel, absm, out_i, out_d, stop):  # pragma: no 
          np.empty(nn, dtype=np.float64), np.empty(STACK_SIZE, dtype=np.int64),
          np.empty(STACK_SIZE, dtype=np.float64), np.empty(smax, dtype=np.float64),
          np.empty(smax, dtype=dt), np.empty(smax, dtype=dt), np.empty(smax, dtype=dt),
-         np.empty(smax, dtype=np.int64), np.empty(max(smax, lmax), dtype=dt))
+         np.empty(smax, dtype=np.int64), np.empty(max(smax, lmax), dtype=dt),
+         np.empty(max(smax, lmax), dtype=np.int64))
     for j in range(lo, hi):
         _bucket(tree, xs, ys, zs, seed, leaves[j], queries, order, starts[j], starts[j + 1], k,
                 rel, absm, out_i, out_d, w, stop)
