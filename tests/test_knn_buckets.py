@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import hetlab as hl
 from hetlab.errors import InvalidInputError
-from hetlab.kernels.pointcloud import _kdtree, _knn, reference
+from hetlab.kernels.pointcloud import _kbuckets, _kdtree, _knn, reference
 from hetlab.kernels.pointcloud import numba as nb
 
 
@@ -109,7 +109,7 @@ def test_seeds_hold_enough_points():
     pts = hl.make_cloud(4000, np.random.default_rng(17), kind="clustered")
     t = _kdtree.build(pts, 32)
     need = 40
-    _, _, seed = _knn._planes(t.box, t.left, t.right, t.first, t.last, need)
+    _, _, seed = _kbuckets._planes(t.box, t.left, t.right, t.first, t.last, need)
     for leaf in np.flatnonzero(t.left < 0):
         s = seed[leaf]
         assert t.first[s] <= t.first[leaf] and t.last[leaf] <= t.last[s]
