@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import hetlab as hl
-from hetlab.kernels.pointcloud import _kdtree, _search, _voxel, reference
+from hetlab.kernels.pointcloud import _kdtree, _knn, _search, _voxel, reference
 from hetlab.kernels.pointcloud import numba as nb
 from hetlab.kernels.pointcloud._fps_tree import fps_on_tree, fps_positions
 
@@ -145,13 +145,11 @@ def test_parallel_and_serial_query_paths_agree():
     """Enough queries to take the prange path; the serial path on the same rows agrees."""
     rng = np.random.default_rng(6)
     pts = hl.make_cloud(5000, rng, kind="clustered")
-    q = hl.make_cloud(_search.PARALLEL_MIN_QUERIES + 100, rng, kind="clustered")
+    q = hl.make_cloud(max(_search.PARALLEL_MIN_QUERIES, _knn.PARALLEL_MIN_QUERIES) + 100, rng,
+                      kind="clustered")
     t = _kdtree.build(pts, 32)
     idx, d2 = _search.knn_tree(t, q, 8)
-    rel, absm = _kdtree.margins(pts.dtype)
-    s_idx = np.empty_like(idx)
-    s_d2 = np.empty_like(d2)
-    _search._knn_serial(t, q, 8, rel, absm, s_idx, s_d2)
+    s_idx, s_d2 = _knn.knn_tree(t, q, 8, parallel=False)
     assert np.array_equal(idx, s_idx) and np.array_equal(d2, s_d2)
     head = slice(0, 300)
     for a, b in zip((idx[head], d2[head]), reference.knn(pts, q[head], 8), strict=True):

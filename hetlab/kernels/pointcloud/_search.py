@@ -1,15 +1,10 @@
-"""Exact k-nearest-neighbour and ball queries over a k-d tree, parallel over queries.
+"""Exact ball queries over a k-d tree, parallel over queries (kNN: :mod:`._knn`, re-exported
+here as :func:`knn_tree`).
 
-Both walk the tree with an explicit stack and skip a node only when its box lower bound
-(:func:`._kdtree.box_lower_bound`, safe under float rounding) proves that no point in it can
-enter the result:
-
-* kNN keeps each row sorted by (distance, original index) and skips a node when its bound
-  is *above* the current k-th distance (a point at exactly that distance may still win on
-  its lower index);
-* the ball query keeps the k smallest indices among hits (squared distance < radius²) and
-  skips a node when its bound is ≥ radius², or when the row is full and the node's smallest
-  index is above every kept index.
+The ball query walks the tree with an explicit stack, keeps the k smallest indices among
+hits (squared distance < radius²) and skips a node when its box lower bound
+(:func:`._kdtree.box_lower_bound`, safe under float rounding) is ≥ radius², or when the row
+is full and the node's smallest index is above every kept index.
 
 Queries are split into chunks, run in parallel (``prange``) when there are enough of them;
 each chunk allocates its stack once.
@@ -22,6 +17,7 @@ import numpy as np
 
 from ...backends.numba import JIT_OPTIONS
 from ._kdtree import STACK_SIZE, KDTree, box_lower_bound, margins
+from ._knn import knn_tree
 
 __all__ = ["knn_tree", "ball_query_tree"]
 
@@ -32,101 +28,6 @@ PARALLEL_MIN_QUERIES = 2048
 
 def _use_threads(m: int) -> bool:
     return m >= PARALLEL_MIN_QUERIES and numba.get_num_threads() > 1
-
-
-@numba.njit(**JIT_OPTIONS)
-def _knn_one(tree, qx, qy, qz, k, rel, absm, out_i, out_d, row, stack, lbs):  # pragma: no cover
-    perm, pts_t, box, first, last, left, right, _ = tree
-    inf = out_d.dtype.type(np.inf)
-    for j in range(k):
-        out_d[row, j] = inf
-        out_i[row, j] = np.iinfo(np.int64).max
-    q0 = np.float64(qx)
-    q1 = np.float64(qy)
-    q2 = np.float64(qz)
-    wd = inf  # current k-th (worst kept) distance and index
-    wi = np.iinfo(np.int64).max
-    stack[0] = 0
-    lbs[0] = box_lower_bound(box, 0, q0, q1, q2, rel, absm)
-    sp = 1
-    while sp > 0:
-        sp -= 1
-        node = stack[sp]
-        if lbs[sp] > wd:
-            continue
-        lc = left[node]
-        if lc >= 0:
-            rc = right[node]
-            bl = box_lower_bound(box, lc, q0, q1, q2, rel, absm)
-            br = box_lower_bound(box, rc, q0, q1, q2, rel, absm)
-            # visit the nearer child first (pushed last)
-            if bl <= br:
-                stack[sp] = rc
-                lbs[sp] = br
-                stack[sp + 1] = lc
-                lbs[sp + 1] = bl
-            else:
-                stack[sp] = lc
-                lbs[sp] = bl
-                stack[sp + 1] = rc
-                lbs[sp + 1] = br
-            sp += 2
-            continue
-        for p in range(first[node], last[node]):
-            dx = qx - pts_t[p, 0]
-            dy = qy - pts_t[p, 1]
-            dz = qz - pts_t[p, 2]
-            d = ((dx * dx) + dy * dy) + dz * dz
-            if d > wd:
-                continue
-            i = perm[p]
-            if d == wd and i > wi:
-                continue
-            # insert (d, i) into the sorted row, dropping the last entry
-            j = k - 1
-            while j > 0 and (out_d[row, j - 1] > d
-                             or (out_d[row, j - 1] == d and out_i[row, j - 1] > i)):
-                out_d[row, j] = out_d[row, j - 1]
-                out_i[row, j] = out_i[row, j - 1]
-                j -= 1
-            out_d[row, j] = d
-            out_i[row, j] = i
-            wd = out_d[row, k - 1]
-            wi = out_i[row, k - 1]
-
-
-@numba.njit(**JIT_OPTIONS)
-def _knn_chunk(tree, queries, k, rel, absm, out_i, out_d, c):  # pragma: no cover - compiled
-    stack = np.empty(STACK_SIZE, dtype=np.int64)
-    lbs = np.empty(STACK_SIZE, dtype=np.float64)
-    for r in range(c * _CHUNK, min(queries.shape[0], (c + 1) * _CHUNK)):
-        _knn_one(tree, queries[r, 0], queries[r, 1], queries[r, 2], k, rel, absm,
-                 out_i, out_d, r, stack, lbs)
-
-
-@numba.njit(parallel=True, **JIT_OPTIONS)
-def _knn_parallel(tree, queries, k, rel, absm, out_i, out_d):  # pragma: no cover - compiled
-    for c in numba.prange((queries.shape[0] + _CHUNK - 1) // _CHUNK):
-        _knn_chunk(tree, queries, k, rel, absm, out_i, out_d, c)
-
-
-@numba.njit(**JIT_OPTIONS)
-def _knn_serial(tree, queries, k, rel, absm, out_i, out_d):  # pragma: no cover - compiled
-    for c in range((queries.shape[0] + _CHUNK - 1) // _CHUNK):
-        _knn_chunk(tree, queries, k, rel, absm, out_i, out_d, c)
-
-
-def knn_tree(tree: KDTree, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """k nearest tree points of each query: (indices (m, k) int64, sq. distances (m, k))."""
-    rel, absm = margins(tree.pts_t.dtype)
-    m = queries.shape[0]
-    out_i = np.empty((m, k), dtype=np.int64)
-    out_d = np.empty((m, k), dtype=tree.pts_t.dtype)
-    if _use_threads(m):
-        _knn_parallel(tree, queries, k, rel, absm, out_i, out_d)
-    elif m:
-        _knn_serial(tree, queries, k, rel, absm, out_i, out_d)
-    return out_i, out_d
 
 
 @numba.njit(**JIT_OPTIONS)

@@ -6,7 +6,9 @@ what :mod:`.reference` returns: int64 indices, distances and centroids in the po
 
 * FPS and the fused FPS+kNN walk a k-d tree with tight boxes and skip every subtree whose
   distances cannot shrink (:mod:`._fps_tree`), QuickFPS/PTrAcc style;
-* kNN and the ball query search the same tree in parallel over queries (:mod:`._search`);
+* kNN sorts the queries into the tree's leaves and serves them a bucket at a time, in
+  parallel over buckets (:mod:`._knn`); the ball query walks the tree per query, in parallel
+  (:mod:`._search`);
 * voxel downsampling sorts integer voxel keys (:mod:`._voxel`).
 """
 
@@ -16,7 +18,8 @@ import numpy as np
 
 from . import _kdtree
 from ._fps_tree import fps_on_tree
-from ._search import ball_query_tree, knn_tree
+from ._knn import knn_tree
+from ._search import ball_query_tree
 from ._voxel import voxel_downsample_sorted
 
 __all__ = ["fps", "knn", "ball_query", "fps_knn", "voxel_downsample"]
