@@ -128,8 +128,8 @@ def test_limbs_are_an_exact_split_of_the_fixed_point_value():
     for k in (0, 2, 3):
         blk = xl[384 * k: 384 * (k + 1)].astype(np.int64).reshape(3, 2, 64)
         limbs = blk.transpose(0, 2, 1).reshape(3, 128)  # back to activation order
-        n = limbs[0] * 65536 + limbs[1] * 256 + limbs[2]
-        assert np.abs(limbs[0]).max() <= 32 and limbs[1:].min() >= -128 and limbs[1:].max() <= 127
+        n = limbs[0] * 16384 + limbs[1] * 128 + limbs[2]
+        assert np.abs(limbs[0]).max() <= 127 and np.abs(limbs[1:]).max() <= 64
         m = np.abs(x[128 * k: 128 * (k + 1)]).max()
         assert xf[k] == np.float32(m / np.float32(127 * 16384))
         # |x - N·step| ≤ 0.75 step (rounding of x·u in float32 included)

@@ -216,11 +216,9 @@ def prepare_limbs(x, xl, xf, ok):  # pragma: no cover - compiled
     """22-bit fixed point of each 128-activation block as three int8 limbs, for VNNI.
 
     Block ``k`` with ``m = max |x|``: ``N = rint(x · 127·2^14 / m)`` (|N| ≤ 127·2^14) is
-    split exactly as ``N = 2^16·L0 + 2^8·L1 + L2`` (balanced base-256 digits:
-    ``L0 ∈ [−32, 32]``, ``L1, L2 ∈ [−128, 127]``; base 256 lets the kernel combine the limbs'
-    dots with byte shuffles instead of shifts, the same integer sums as the earlier base 2^7);
-    ``x ≈ N · xf[k]`` with ``xf[k] = m / (127·2^14)``, an error of at most
-    ~0.75 · xf[k] per activation (≈ 2^−22.4 · m). Limb ``l`` is stored at
+    split exactly as ``N = 2^14·L0 + 2^7·L1 + L2`` with ``L0 ∈ [−127, 127]``,
+    ``L1, L2 ∈ [−64, 64]``; ``x ≈ N · xf[k]`` with ``xf[k] = m / (127·2^14)``, an error of
+    at most ~0.75 · xf[k] per activation (≈ 2^−22.4 · m). Limb ``l`` is stored at
     ``xl[384k + 128l + 64·(i % 2) + i // 2]`` for activation ``i`` of the block (even
     activations, then odd: the low and high nibbles of a code byte). ``ok[k]`` is False for
     blocks with outliers (``m > OUTLIER_RATIO · mean |x|``), which the kernel computes in
@@ -254,14 +252,14 @@ def prepare_limbs(x, xl, xf, ok):  # pragma: no cover - compiled
         xf[k] = m / np.float32(_FIX)
         for i in range(128):
             fixed[i] = np.int32(np.rint(x[b + i] * u))
-        for i in range(128):  # balanced base-256 digits, each in [-128, 127]
+        for i in range(128):
             n = fixed[i]
-            l2 = ((n + 128) & 255) - 128
-            n1 = (n - l2) >> 8
-            l1 = ((n1 + 128) & 255) - 128
-            limbs[0, i] = (n1 - l1) >> 8
+            l0 = (n + 8192) >> 14
+            r = n - (l0 << 14)
+            l1 = (r + 64) >> 7
+            limbs[0, i] = l0
             limbs[1, i] = l1
-            limbs[2, i] = l2
+            limbs[2, i] = r - (l1 << 7)
         for limb in range(3):  # even activations, then odd ones
             at = 384 * k + 128 * limb
             for i in range(64):

@@ -134,15 +134,6 @@ HAS_VNNI = has_vnni(host_features())
 #: the AVX2 integer kernels (:mod:`._simd_avx2`) likewise
 HAS_AVX2 = has_avx2(host_features())
 
-if HAS_VNNI:
-    # numba initializes LLVM's native target and printer but not its assembly parser, which
-    # the inline assembly of ``_shl_bytes`` needs wherever a module holding it is finalized
-    # (also when a cached kernel is linked into a new one): an idempotent llvmlite call,
-    # made at import so that every process using these kernels has it
-    import llvmlite.binding as _llvm
-
-    _llvm.initialize_native_asmparser()
-
 
 def _splat_i(value: int):  # pragma: no cover - compile time
     return ir.Constant(_VI, [ir.Constant(_I32, value)] * LANES)
@@ -165,29 +156,6 @@ def _high_nibbles(builder, words):  # pragma: no cover - compile time
         picked = builder.call(fn, [_NIBBLE_SHIFT, builder.bitcast(words, _I8X64)])
         return builder.and_(builder.bitcast(picked, _VI), _splat_i(0x0F0F0F0F))
     return builder.and_(builder.lshr(words, _splat_i(4)), _splat_i(0x0F0F0F0F))
-
-
-def _byte_shift_control(nbytes: int):
-    """``vpshufb`` control moving each dword's bytes up by ``nbytes`` (zeros shifted in)."""
-    ctl = []
-    for j in range(64):
-        src = j - nbytes
-        ctl.append(0x80 if (j % 4) < nbytes else src % 16)
-    return ir.Constant(_I8X64, [ir.Constant(ir.IntType(8), c) for c in ctl])
-
-
-def _shl_bytes(builder, v, nbytes: int):  # pragma: no cover - compile time
-    """``v << 8·nbytes`` per int32 lane as a byte shuffle: ``vpshufb`` runs on the shuffle
-    port (p5), where ``vpslld`` on 512-bit vectors competes with ``vpdpbusd`` for port 0 —
-    the port that bounds the W4 group dot (six ``vpdpbusd`` per 128 weights)."""
-    if nbytes == 0:
-        return v
-    # inline asm: given the intrinsic with a constant mask, LLVM recognizes the shift and
-    # emits vpslld again
-    moved = builder.asm(ir.FunctionType(_I8X64, [_I8X64, _I8X64]), "vpshufb $2, $1, $0",
-                        "=v,v,v", [builder.bitcast(v, _I8X64), _byte_shift_control(nbytes)],
-                        False)
-    return builder.bitcast(moved, _VI)
 
 
 def _vnni_intrinsic(nlimbs: int, name: str, doc: str):
@@ -215,7 +183,8 @@ def _vnni_intrinsic(nlimbs: int, name: str, doc: str):
                     off = builder.add(xb_, ir.Constant(_I64, 128 * limb + 64 * k))
                     x, _ = _load(context, builder, signature.args[2], xl_, off, _VI, align=1)
                     a = builder.call(dp, [a, codes, x])
-                a = _shl_bytes(builder, a, nlimbs - 1 - limb)
+                shift = 7 * (nlimbs - 1 - limb)
+                a = builder.shl(a, _splat_i(shift)) if shift else a
                 d = a if d is None else builder.add(d, a)
             a, aptr = _load(context, builder, signature.args[4], acc_, ir.Constant(_I64, 0), _VF)
             builder.store(_fma(builder, _splat(builder, f_, _VF), builder.sitofp(d, _VF), a),
@@ -230,16 +199,15 @@ def _vnni_intrinsic(nlimbs: int, name: str, doc: str):
 
 
 gdot4_vnni_acc = _vnni_intrinsic(3, "gdot4_vnni_acc", """\
-``acc[:16] += f · float(Σ_l 2^(8·(2−l)) · Σ codes · limb_l)`` over 16 words (128 codes).
+``acc[:16] += f · float(Σ_l 2^(7·(2−l)) · Σ codes · limb_l)`` over 16 words (128 codes).
 
 ``q`` uint32 1-D (4-bit codes), ``xl`` int8 1-D: at ``xb`` the 3 × 128 limb bytes of one
-128-activation block — limb ``l`` (weights 2^16, 2^8, 1) as 64 bytes for the even
+128-activation block — limb ``l`` (weights 2^14, 2^7, 1) as 64 bytes for the even
 activations then 64 for the odd ones (:func:`~hetlab.kernels.quant._numba_w4.prepare_limbs`),
 matching the low and high nibbles of each code byte. ``vpdpbusd`` multiplies unsigned code
 bytes by signed limb bytes and adds groups of 4 into int32 lanes: exact (each lane sums 8
-products ≤ 15·128 per limb; the combined value stays below 2^28). The limbs are combined with
-byte shuffles (``_shl_bytes``), not shifts, to keep port 0 for ``vpdpbusd``. One int→float
-conversion and one FMA per block follow. Only for ``HAS_VNNI`` machines (this is an x86 intrinsic).
+products ≤ 15·127 per limb; the combined value stays below 2^28). One int→float conversion
+and one FMA per block follow. Only for ``HAS_VNNI`` machines (this is an x86 intrinsic).
 """)
 
 idot4_vnni_acc = _vnni_intrinsic(1, "idot4_vnni_acc", """\
