@@ -31,7 +31,11 @@ of the triad bandwidth and ≥ 2× torch's int4 kernel; on VNNI/AMX CPUs at ≥ 
 A CPU with AVX-512 runs the AVX2 code too, but that does not check the AVX2-only target
 (other cores, other memory system): the benchmark says so instead of a verdict.
 "Floor" is the time to read the packed codes once on the same threads with no arithmetic
-(``read_words``): no W4 GEMV can beat it, so a target below it is beyond the machine.
+(``read_words``): no W4 GEMV can beat it, so a target below it is beyond the machine. The
+floor is a direct numba call, so the default path is judged twice: through ``hl.gemv_q``
+(whose dispatch, validation included, took 60–90 µs right after a 4096² W4 GEMV had streamed
+the caches, against 15 µs warm) and through ``quant.GemvPlan`` (the matrix checked once, each
+call checks ``x`` and makes one numba call, as the floor does).
 
 "Weight stream" bandwidth = bytes of the stored weights (codes + scales + zero points for
 the quantized kernels, the fp32 matrix for numpy) / median time.
@@ -178,6 +182,10 @@ def bench_shape(out: int, n_in: int, repeats: int, threads: int, bw: float) -> l
         fns[path] = _on_path(path, lambda: hl.gemv_q(qw, x, device="numba"))
         rows.append(dict(kernel=f"hetlab numba gemv_q W4 g128 [{path}]", bytes=qw.nbytes,
                          err=err(fns[path](), ref), path=path))
+    plan = quant.GemvPlan(qw)  # the default path, prepared once (a decode loop's call)
+    fns["plan"] = lambda: plan(x)
+    rows.append(dict(kernel=f"hetlab quant.GemvPlan W4 g128 [{paths[0]}]", bytes=qw.nbytes,
+                     err=err(fns["plan"](), ref), shown_path=paths[0]))
     fns["w4a8"] = lambda: hl.gemv_w4a8(qw, x, device="numba")
     y8 = fns["w4a8"]()
     # its error column is against the A16 reference (int8 activations); its own check is
@@ -430,8 +438,15 @@ def main(argv: list[str] | None = None) -> int:
                 line += "   vs torch int4: skipped (torch not installed)"
             line += (f"   weight stream {h['bw_frac']:4.0%} of triad   {floor / h['med']:4.0%} "
                      f"of the floor (best: {by['floor']['best'] / h['best']:4.0%})   target: "
-                     f"{verdict(p, default, h, by, floor)} {tag(p)}")
+                     f"{verdict(p, default, h, by, floor)}"
+                     f"{' (hl.gemv_q: its dispatch included)' if p == default else ''} {tag(p)}")
             print(line)
+        pl = by["plan"]
+        print(f"  {shape:<11} [{paths[0]}] via quant.GemvPlan (prepared once; the floor is a "
+              f"direct call too): {floor / pl['med']:4.0%} of the floor (best: "
+              f"{by['floor']['best'] / pl['best']:4.0%}), {by[paths[0]]['med'] / pl['med']:.2f}× "
+              f"hl.gemv_q's speed   target: {verdict(paths[0], default, pl, by, floor)} "
+              f"{tag(paths[0])}")
         h = by[paths[0]]
         line = (f"  {shape:<11} W4A8 vs W4A16 {h['med'] / by['w4a8']['med']:5.2f}×; "
                 f"reading the codes alone takes {floor * 1e3:.3f} ms")

@@ -41,7 +41,9 @@ def test_column_reductions_run_rows_outer_columns_inner():
     assert "axis=" in b.call and "for " not in b.call  # the NumPy form (CuPy) unchanged
     loops = _loop_lines(b.numba_call)
     # the two column sums: per-thread column chunks, rows outer; the map: prange over rows
-    cols = "for j in range(0 + _hlc * _hlw, min(0 + (_hlc + 1) * _hlw, cols)):"
+    # unsigned indices (the chunk's start is a variable: .transforms.unsigned)
+    cols = ("for j in range(_hl_u64(0 + _hlc * _hlw), _hl_u64(max(0 + _hlc * _hlw, "
+            "min(0 + (_hlc + 1) * _hlw, cols)))):")
     assert loops == [CHUNK, "for i in range(0, rows):", cols] * 2 + [
         "for i in _hl_numba.prange(0, rows):", "for j in range(0, cols):"]
     assert "axis=" not in b.numba_call and "np.zeros(cols)" in b.numba_call
@@ -57,7 +59,8 @@ def test_rows_outer_reduction_keeps_its_order_and_the_plus_form():
     assert "_hb0[j] = _hb0[j] + X[i, j] ** 2" in b.numba_call
     assert _loop_lines(b.numba_call) == [
         CHUNK, "for i in range(0, n):",
-        "for j in range(0 + _hlc * _hlw, min(0 + (_hlc + 1) * _hlw, X.shape[1])):"]
+        "for j in range(_hl_u64(0 + _hlc * _hlw), _hl_u64(max(0 + _hlc * _hlw, "
+        "min(0 + (_hlc + 1) * _hlw, X.shape[1])))):"]
 
 
 @pytest.mark.parametrize("fn, make", [
@@ -104,7 +107,9 @@ def test_aliased_output_is_refused_or_runs_serially():
 
 def test_slices_up_to_a_size_name_need_no_max():
     b = _block(K.col_sums_sized)
-    assert "max(" not in b.call and "max(" not in b.numba_call
+    # (the parallel helper's chunk width and unsigned bounds have max( of their own)
+    assert "max(" not in b.call and "zeros(max(" not in b.numba_call
+    assert ":max(" not in b.numba_call
     assert "out[:cols]" in b.call and "np.zeros(cols)" in b.numba_call
 
 

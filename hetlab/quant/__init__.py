@@ -31,9 +31,10 @@ from ..kernels.quant.formats import (
 )
 from ..kernels.quant.gptq import gptq
 from ..kernels.quant.mixed import BitPlan, FusedPlan, allocate_bits, channel_importance
+from ..kernels.quant.prepared import GemvPlan
 
 __all__ = [
     "BITS", "QuantizedMatrix", "quantize", "pack_codes", "unpack_codes", "save", "load",
     "ScaledQuantizedMatrix", "calibrate_awq", "gptq", "mbq_token_weights", "output_error",
-    "BitPlan", "FusedPlan", "allocate_bits", "channel_importance",
+    "BitPlan", "FusedPlan", "allocate_bits", "channel_importance", "GemvPlan",
 ]

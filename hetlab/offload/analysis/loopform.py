@@ -39,15 +39,16 @@ not ``+=``.
 _hb0 = np.zeros(max(m, 0))
 # hetlab.offload parallel helper
 import numba as _hl_numba
+from numba import uint64 as _hl_u64
 <BLANKLINE>
 <BLANKLINE>
 @_hl_numba.njit(parallel=True, cache=False)
 def _hlp_...(_hb0, X, n, m):
     _hlt = _hl_numba.get_num_threads()
-    _hlw = ((m) - (0) + _hlt - 1) // _hlt
+    _hlw = max((m - 0 + _hlt - 1) // _hlt, 0)
     for _hlc in _hl_numba.prange(_hlt):
         for i in range(0, n):
-            for j in range(0 + _hlc * _hlw, min(0 + (_hlc + 1) * _hlw, m)):
+            for j in range(_hl_u64(0 + _hlc * _hlw), _hl_u64(max(...))):
                 _hb0[j] += X[i, j]
 _hlp_...(_hb0, X, n, m)
 mu[:max(m, 0)] = _hb0 / n
@@ -165,8 +166,9 @@ def parallel_loops(order: tuple[str, ...], bounds: dict[str, tuple[str, str]], n
     if p > 0:
         start, stop = bounds[order[p]]
         body += ["_hlt = _hl_numba.get_num_threads()",
-                 # an empty or negative extent gives _hlw <= 0: every chunk's range is empty
-                 f"_hlw = (({stop}) - ({start}) + _hlt - 1) // _hlt",
+                 # an empty or negative extent gives _hlw = 0: every chunk's range is empty
+                 # (never negative: the chunk loops' starts stay provably ≥ start, .unsigned)
+                 f"_hlw = max((({stop}) - ({start}) + _hlt - 1) // _hlt, 0)",
                  "for _hlc in prange(_hlt):"]
         pad = "    "
     for k, v in enumerate(order):

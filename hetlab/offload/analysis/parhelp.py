@@ -76,12 +76,19 @@ def helper(params: list[str], body: list[str]) -> tuple[str, list[str]]:
 
     The name is ``_hlp_`` + a hash of the definition: the same code gets the same helper.
     """
+    from .transforms.unsigned import unsigned_indices
+
     args = ", ".join(params)
     inner = "\n".join("    " + line for line in body)
     digest = hashlib.sha1(f"{args}\n{inner}".encode()).hexdigest()[:12]
     name = f"_hlp_{digest}"
-    text = (f"{MARK}\nimport numba as _hl_numba\n\n\n"
-            f"@_hl_numba.njit(parallel=True, cache=False)\ndef {name}({args}):\n"
+    func = ast.parse(f"def {name}({args}):\n{inner}\n").body[0]
+    assert isinstance(func, ast.FunctionDef)
+    unsigned = bool(unsigned_indices(func))  # chunk loops start at a variable offset
+    inner = "\n".join(ast.unparse(func).split("\n")[1:])
+    text = (f"{MARK}\nimport numba as _hl_numba\n"
+            + ("from numba import uint64 as _hl_u64\n" if unsigned else "")
+            + f"\n\n@_hl_numba.njit(parallel=True, cache=False)\ndef {name}({args}):\n"
             + inner.replace("prange(", "_hl_numba.prange(") + "\n")
     return name, [repr(text), f"{name}({args})"]
 

@@ -58,21 +58,24 @@ def _range_args(node: ast.For, names: tuple[str, ...] = ("range",)) -> list[ast.
 
 
 def _shape_names(func: ast.FunctionDef) -> set[str]:
-    """Names bound once at the top level of ``func`` to a length or a shape entry."""
+    """Names bound once at the top level of ``func`` to a length, a shape entry, or an
+    expression of those that is provably non-negative (``max(…, 0)``)."""
     counts: dict[str, int] = {}
     for n in ast.walk(func):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             counts[n.id] = counts.get(n.id, 0) + 1
     found: set[str] = set()
-    for s in func.body:
+    for s in func.body:  # in order: a later binding may use an earlier one
         if not (isinstance(s, ast.Assign) and len(s.targets) == 1):
             continue
         tgt, val = s.targets[0], s.value
         if isinstance(tgt, ast.Tuple) and isinstance(val, ast.Attribute) and val.attr == "shape":
-            found |= {e.id for e in tgt.elts if isinstance(e, ast.Name)}
-        elif isinstance(tgt, ast.Name) and _is_size(val):
+            found |= {e.id for e in tgt.elts if isinstance(e, ast.Name)
+                      and counts.get(e.id) == 1}
+        elif isinstance(tgt, ast.Name) and counts.get(tgt.id) == 1 and (
+                _is_size(val) or _nonneg(val, found)):
             found.add(tgt.id)
-    return {n for n in found if counts.get(n) == 1}
+    return found
 
 
 def _is_size(e: ast.expr) -> bool:
