@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from ...errors import InvalidInputError
 from ..analysis.report import Report
 from ..analysis.transforms import apply_transforms, tag_loops
+from ..analysis.transforms.statements import splice
 from ..runtime.guard import AliasGuard, check_on_alias
 
 __all__ = ["Target", "TargetBase", "Variant", "for_nodes", "numba_source", "alias_guard",
@@ -215,19 +216,6 @@ def check_blocks(report: Report, blocks: Iterable[str | int],
     return by_number(chosen)
 
 
-def _replace(stmts: list[ast.stmt], old: ast.stmt, new: list[ast.stmt]) -> bool:
-    """Replace statement ``old`` (by identity) somewhere under ``stmts`` by ``new``."""
-    for k, s in enumerate(stmts):
-        if s is old:
-            stmts[k:k + 1] = new
-            return True
-        for field_ in ("body", "orelse"):
-            inner = getattr(s, field_, None)
-            if isinstance(inner, list) and _replace(inner, old, new):
-                return True
-    return False
-
-
 def _inside(report: Report, key: str, chosen: tuple[str, ...]) -> bool:
     parent = report.loop(key).parent
     while parent is not None:
@@ -263,10 +251,10 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
     for key in blocks:
         b = report.block(key)
         call = ast.parse(b.numba_call or b.call).body
-        if not _replace(tree.body, ids[b.nest], call):  # pragma: no cover - ids come from tree
+        if not splice(tree.body, ids[b.nest], call):  # pragma: no cover - ids come from tree
             raise AssertionError(f"block {b.id}: nest {b.nest} not found")
     for key, text in (replace or {}).items():
-        _replace(tree.body, ids[key], ast.parse(text).body)
+        splice(tree.body, ids[key], ast.parse(text).body)
     skip = frozenset(lp.id for lp in report.loops if lp.verdict == "unsupported")
     notes = apply_transforms(tree, report.transforms, report.aliases, chunked=chunked,
                              fixed=transforms, skip=skip, parallel=chosen,

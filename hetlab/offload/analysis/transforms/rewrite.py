@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from .plan import Interchange, Transforms
 from .privatize import Privatization
+from .statements import container, splice
 from .tiling import _ID, apply_tiling
 from .unsigned import unsigned_indices
 
@@ -59,25 +60,9 @@ def loop_id(node: ast.For) -> str | None:
     return getattr(node.iter, _ID, None)
 
 
-def _container(stmts: list[ast.stmt], node: ast.stmt) -> list[ast.stmt] | None:
-    for s in stmts:
-        if s is node:
-            return stmts
-        for name in ("body", "orelse"):
-            inner = getattr(s, name, None)
-            if isinstance(inner, list):
-                found = _container(inner, node)
-                if found is not None:
-                    return found
-    return None
-
-
 def _splice(func: ast.FunctionDef, node: ast.stmt, new: list[ast.stmt]) -> None:
-    box = _container(func.body, node)
-    if box is None:  # pragma: no cover - nodes come from the same tree
+    if not splice(func.body, node, new):  # pragma: no cover - nodes come from the same tree
         raise AssertionError("statement not found")
-    k = next(i for i, s in enumerate(box) if s is node)
-    box[k:k + 1] = new
 
 
 def _live(func: ast.FunctionDef) -> dict[str, ast.For]:
@@ -356,7 +341,7 @@ def apply_transforms(func: ast.FunctionDef, xf: Transforms, aliases: AliasInfo, 
         ok = set(collapsible) - set(chunked)
         for node in list(_fors(func.body)):
             it = node.iter
-            if _container(func.body, node) is None:
+            if container(func.body, node) is None:
                 continue  # the inner loop of a pair collapsed already
             if loop_id(node) in parallel and isinstance(it, ast.Call) and isinstance(
                     it.func, ast.Name) and it.func.id == "prange":

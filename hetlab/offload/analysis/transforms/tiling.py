@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 
 from ...front.loops import Access, Loop, LoopTree
 from .plan import _rectangular
+from .statements import splice
 
 if TYPE_CHECKING:
     from ..aliases import AliasInfo
@@ -391,23 +392,8 @@ def apply_tiling(func: ast.FunctionDef, t: Tiling, size: int,
     for (_node, key, *_), pt in zip(parts, points, strict=True):
         setattr(pt.iter, _ID, key)  # the point loop keeps the id (scalar replacement, skip)
     points[-1].body = chain[-1].body
-    _splice(func, chain[0], new)
+    if not splice(func.body, chain[0], new):  # pragma: no cover - nodes of the same tree
+        raise AssertionError("statement not found")
     par = [v for (_n, _k, v, _b, p) in parts if p]
     tail = f"; tile loop of {', '.join(par)} in parallel" if par else ""
     return t.describe(size) + tail
-
-
-def _splice(func: ast.FunctionDef, node: ast.stmt, new: list[ast.stmt]) -> None:
-    def walk(stmts: list[ast.stmt]) -> bool:
-        for k, s in enumerate(stmts):
-            if s is node:
-                stmts[k:k + 1] = new
-                return True
-            for name in ("body", "orelse"):
-                inner = getattr(s, name, None)
-                if isinstance(inner, list) and walk(inner):
-                    return True
-        return False
-
-    if not walk(func.body):  # pragma: no cover - nodes come from the same tree
-        raise AssertionError("statement not found")
