@@ -278,6 +278,7 @@ class StreamRun:
                 tm.kv_read_s = float(st.get("read_s", 0.0))
                 tm.kv_bytes_written = int(st.get("bytes_written", 0))
                 tm.kv_write_s = float(st.get("write_s", 0.0))
+                tm.kv_spans = [(a - t0, b - t0) for a, b in st.get("spans", [])]
         tm.compute_end = time.perf_counter() - t0
         return x
 
