@@ -18,7 +18,12 @@ What it prints (one run, ratios; figures on a shared machine are noisy):
 5. resident layers: the second pass of a budget that holds half the layers besides the
    pipeline, with ``pin=True`` (the first layers stay) and ``pin=False`` (every layer streamed),
    against ``max(L·c, (L−k)·r)``;
-6. the GIL probe: Python-loop iterations per second on one thread while another runs a W4/W8
+6. KV read-back: a decode whose KV cache spills to the slow tier (a small ``kv_budget``),
+   prefetch 0 vs 1 vs 2 — one line: the share of the KV read-back time hidden under compute
+   (``kv_overlap_s`` over the KV read-back seconds, prefetched and synchronous, summed over the
+   decode steps; at prefetch 0 every read-back runs on the compute thread, so none is hidden),
+   with the disk named (``--kv-only`` prints the disk and this line alone);
+7. the GIL probe: Python-loop iterations per second on one thread while another runs a W4/W8
    layer product (one numba thread), over the same with the other thread asleep — near 1 when
    the product releases the GIL.
 """
@@ -71,6 +76,59 @@ def describe_disk(directory: str) -> list[str]:
     lines.append("lsblk: " + " | ".join(_sh(["lsblk", "-d", "-n", "-o",
                                              "NAME,SIZE,ROTA,MODEL"]).splitlines()))
     return lines
+
+
+def disk_name(directory: str) -> str:
+    """A short name of the device under ``directory``: source, file system, lsblk's line."""
+    fs = _sh(["findmnt", "-n", "-o", "SOURCE,FSTYPE", "-T", directory]).split()
+    if not fs:
+        return f"{directory} (device unknown)"
+    info = _sh(["lsblk", "-d", "-n", "-o", "NAME,SIZE,ROTA,MODEL", fs[0]]).split()
+    if len(info) < 3:
+        return f"{fs[0]} ({' '.join(fs[1:])})"
+    model = " ".join(info[3:]) or "no model string"
+    return f"{fs[0]} ({' '.join(fs[1:])}, {info[1]}, rotational={info[2]}, {model})"
+
+
+def kv_readback(model: om.Model, store: TierFile, directory: str, weights: int, bits: int,
+                prompt: int = 8, steps: int = 16, kv_block: int = 4) -> dict[int, dict[str, float]]:
+    """Decode ``steps`` tokens after a ``prompt`` with a KV cache that spills, at prefetch 0, 1,
+    2; per depth the decode steps' KV read-back summed: seconds, seconds under compute, bytes.
+
+    The KV share is 4 × the cache of the whole sequence: half of it holds the recent tokens
+    (a quarter of the sequence per layer at most), so older blocks spill and are read back
+    every step.
+    """
+    d = int(model.config["d_model"])
+    seq = np.random.default_rng(5).integers(0, int(model.config["vocab"]), prompt + steps)
+    kv = 4 * (prompt + steps) * 2 * d * 4
+    out = {}
+    for p in (0, 1, 2):
+        with om.stream(model, weights + kv, kv_budget=kv, prefetch=p, bits=bits, store=store,
+                       path=directory, pin=False, kv_block=kv_block) as run:
+            run.forward(seq[:prompt])
+            for i in range(prompt, prompt + steps):
+                run.forward(seq[i:i + 1])
+            reps = run.reports[1:]  # the decode steps
+        sync_s = sum(t.kv_read_s for r in reps for t in r.items)
+        out[p] = {"kv_s": sum(r.kv_prefetch_s for r in reps) + sync_s,
+                  "hidden_s": sum(r.kv_overlap_s for r in reps),
+                  "bytes": sum(r.kv_prefetch_bytes + sum(t.kv_bytes_read for t in r.items)
+                               for r in reps),
+                  "step_ms": 1e3 * float(np.median([r.wall_s for r in reps]))}
+    return out
+
+
+def kv_line(res: dict[int, dict[str, float]], disk: str, steps: int) -> str:
+    """The one line of section 6."""
+    def ratio(v: dict[str, float]) -> str:
+        return f"{v['hidden_s'] / v['kv_s']:.0%}" if v["kv_s"] > 0 else "n/a (no read-back)"
+
+    return ("KV read-back hidden under compute (decode, spilled cache, "
+            f"{steps} steps, disk {disk}): " + ", ".join(
+                f"prefetch {p}: {ratio(v)} of {v['kv_s'] * 1e3:.1f} ms "
+                f"({v['bytes'] / 1e6:.2f} MB; step {v['step_ms']:.1f} ms)"
+                for p, v in res.items()))
 
 
 def tier_bandwidth(directory: str, io: str, mb: int, repeats: int = 3) -> tuple[str, float]:
@@ -136,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="a small model (smoke test)")
     ap.add_argument("--dir", default=tempfile.gettempdir(), help="where the tier files go")
     ap.add_argument("--tokens", type=int, default=None, help="tokens per forward (prefill)")
+    ap.add_argument("--kv-only", action="store_true",
+                    help="print the disk and the KV read-back line (section 6) only")
     args = ap.parse_args(argv)
     if args.quick:
         shapes = {"d_model": 256, "n_heads": 4, "d_ff": 688, "n_layers": 4, "vocab": 1000}
@@ -143,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         shapes = {"d_model": 1024, "n_heads": 16, "d_ff": 2816, "n_layers": 8, "vocab": 8000}
         n_tok, bw_mb, repeats = args.tokens or 16, 256, 3
+    if args.kv_only:
+        return kv_only(shapes, args.dir)
     print("== slow tier ==")
     for line in describe_disk(args.dir):
         print(line)
@@ -227,6 +289,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r.wall_s * 1e3:7.1f} ms; model max(L·c, (L−k)·r) = {pred * 1e3:7.1f} ms "
                   f"(measured / model {r.wall_s / pred:.2f})")
 
+        print("\n== KV read-back: decode with a spilling KV cache, fp32, pin=False ==")
+        print(kv_line(kv_readback(model, stores[32], args.dir, budget - kv, 32),
+                      disk_name(args.dir), 16))
+
         print("\n== GIL probe (1.00 = the GIL is free while the product runs) ==")
         from hetlab.offload_memory.kernels import linear
         from hetlab.quant import quantize
@@ -242,6 +308,22 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for s in stores.values():
             s.close()
+    return 0
+
+
+def kv_only(shapes: dict[str, int], directory: str) -> int:
+    """Section 6 alone: the KV read-back line (disk named) at a 3.2-layer fp32 budget."""
+    model = om.Model.decoder(**shapes, seed=0)
+    store = om.executor.write_store(model, 32, directory=directory)
+    try:
+        with om.stream(model, "4GB", prefetch=1, bits=32, store=store, path=directory) as run:
+            run.forward(np.arange(2))  # warm-up: numba compiles (or loads) the kernels
+        weights = int(3.2 * store.nbytes("L0"))
+        print(f"model: {model.name}; weights budget {weights / 1e6:.1f} MB")
+        print(kv_line(kv_readback(model, store, directory, weights, 32), disk_name(directory),
+                      16))
+    finally:
+        store.close()
     return 0
 
 

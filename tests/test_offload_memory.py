@@ -305,5 +305,6 @@ def test_benchmark_quick_runs():
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     for line in ("file system of", "read bandwidth", "overlapped vs synchronous",
-                 "goal: overlap hides", "W4 vs W8 vs fp16", "break-even budget"):
+                 "goal: overlap hides", "W4 vs W8 vs fp16", "break-even budget",
+                 "KV read-back hidden under compute", "prefetch 0: 0% of"):
         assert line in proc.stdout

@@ -25,22 +25,17 @@ is made again each pass (a longer input needs more activation room and may unpin
 Activations are counted in the ``"weights"`` pool for the whole pass (their bound from the
 shapes; see :meth:`.Model.activation_nbytes`); the KV cache in the ``"kv"`` pool. With
 ``prefetch ≥ 1`` the same reader thread reads layer l + 1's spilled KV blocks back while layer
-l computes, as soon as layer l has released its own read-back (:mod:`.kvcache`); such a job
-goes before the next weight read, and the reader never waits inside the budget (it reads an
-item only when its bytes fit now), so the compute thread, waiting for a KV job, can never wait
-on a reader that waits for the compute thread.
+l computes, as soon as layer l has released its own read-back (:mod:`.kvcache`). The reader
+thread, its job queue and the pipelined pass are in :mod:`.reader`.
 """
 
 from __future__ import annotations
 
 import numbers
 import os
-import queue
 import shutil
 import tempfile
-import threading
 import time
-from collections import deque
 from typing import Any
 
 import numpy as np
@@ -50,6 +45,7 @@ from .budget import Budget, BudgetError, format_bytes, parse_budget
 from .costmodel import resident_layers
 from .kvcache import SpillingKV
 from .model import Model, check_bits, from_blob
+from .reader import pipelined
 from .report import ItemTiming, Report
 from .store import write_store
 from .tiers import TierFile, round_up
@@ -282,138 +278,14 @@ class StreamRun:
                 tm.kv_read_s = float(st.get("read_s", 0.0))
                 tm.kv_bytes_written = int(st.get("bytes_written", 0))
                 tm.kv_write_s = float(st.get("write_s", 0.0))
+                tm.kv_spans = [(a - t0, b - t0) for a, b in st.get("spans", [])]
         tm.compute_end = time.perf_counter() - t0
         return x
 
     def _pipelined(self, ids: np.ndarray, m: Any, flat: np.ndarray,
                    timing: dict[str, ItemTiming], t0: float, keep: set[str]) -> Any:
-        """Compute on this thread while one reader thread reads ahead (see :meth:`_reader`)."""
-        items = self.model.items
-        resident = dict(self._resident)
-        ready: queue.Queue[Any] = queue.Queue()
-        cond = self.budget.cond  # one lock and condition: slots, budget and KV jobs
-        state = {"slots": self.prefetch + 1, "stop": False, "kv": deque()}  # type: dict[str, Any]
-        planned = set(self.kv.plan(range(self.model.n_layers))) if self.kv is not None else set()
-
-        def kv_go(layer: int) -> None:  # layer l's read-back is released: read l + 1's now
-            if layer + 1 in planned:
-                with cond:
-                    state["kv"].append(layer + 1)
-                    cond.notify_all()
-
-        if self.kv is not None:
-            self.kv.on_done = kv_go
-            kv_go(-1)  # layer 0's blocks: read while the embedding computes
-        thread = threading.Thread(target=self._reader, name="hetlab-offload-reader", daemon=True,
-                                  args=(items, resident, flat, timing, t0, ready, state, planned))
-        thread.start()
-        x: Any = None
-        try:
-            for item in items:
-                s0 = time.perf_counter()
-                _got, payload, need = ready.get()
-                timing[item].stall_s = time.perf_counter() - s0
-                if isinstance(payload, BaseException):
-                    raise payload
-                if item in resident:
-                    timing[item].resident = True
-                    x = self._compute(item, payload, x, ids, m, timing[item], t0)
-                    continue
-                kept = False
-                try:
-                    x = self._compute(item, payload, x, ids, m, timing[item], t0)
-                    if item in keep:
-                        self._resident[item], kept = (payload, need), True
-                finally:
-                    del payload
-                    with cond:
-                        if not kept:
-                            self._weights.release(need)
-                        state["slots"] += 1
-                        cond.notify_all()
-        finally:
-            with cond:
-                state["stop"] = True
-                cond.notify_all()
-            thread.join()
-            if self.kv is not None:
-                self.kv.on_done = None
-                self.kv.drop_prefetched()
-            while not ready.empty():  # items read ahead of an error
-                _, payload, need = ready.get()
-                del payload
-                self._weights.release(need)
-        return x
-
-    def _reader(self, items: list[str], resident: dict[str, Any], flat: np.ndarray,
-                timing: dict[str, ItemTiming], t0: float, ready: queue.Queue[Any],
-                state: dict[str, Any], planned: set[int]) -> None:
-        """The reader thread: weights in order, up to ``prefetch`` items ahead, and the KV
-        read-back of layer l + 1 as soon as layer l has released its own (first, when both
-        wait: the compute thread will need it sooner).
-
-        Nothing here blocks inside the budget: an item is read when a slot is free *and* its
-        bytes fit now, checked under the budget's lock, so a KV job is never stuck behind a
-        weight read that waits for the compute thread (which may be waiting for that job).
-        """
-        cond = self.budget.cond
-        kv_left = len(planned)
-        i = 0
-        try:
-            while True:
-                job: tuple[str, Any] | None = None
-                with cond:
-                    waited = None
-                    while job is None:
-                        if state["stop"]:
-                            return
-                        if state["kv"]:
-                            job = ("kv", state["kv"].popleft())
-                        elif i < len(items) and items[i] in resident:
-                            job, i = ("resident", items[i]), i + 1
-                        elif i < len(items) and state["slots"] > 0:
-                            need = self._need(items[i], flat)
-                            if self._weights.held + need <= self._weights.limit:
-                                self._weights.acquire(need, what=f"item {items[i]!r}")
-                                state["slots"] -= 1
-                                if waited is not None:
-                                    timing[items[i]].budget_wait_s = time.perf_counter() - waited
-                                job, i = ("weights", (items[i], need)), i + 1
-                            else:
-                                waited = waited if waited is not None else time.perf_counter()
-                                if need > self._weights.limit:  # never fits: say so
-                                    self._weights.acquire(need, what=f"item {items[i]!r}")
-                        elif i >= len(items) and kv_left == 0:
-                            return
-                        if job is None:
-                            cond.wait()
-                kind, what = job
-                if kind == "resident":
-                    ready.put((what, resident[what][0], 0))
-                elif kind == "kv":
-                    kv_left -= 1
-                    pre = self.kv.prefetch(what) if self.kv is not None else None
-                    tm = timing[f"L{what}"]
-                    if pre is not None and pre.names:
-                        tm.kv_prefetch_bytes = pre.nbytes
-                        tm.kv_prefetch_start, tm.kv_prefetch_end = pre.start - t0, pre.end - t0
-                    tm.kv_prefetch_skipped = pre.skipped if pre is not None else ""
-                else:
-                    item, need = what
-                    tm = timing[item]
-                    try:
-                        tm.read_start = time.perf_counter() - t0
-                        payload, tm.bytes_read = self._load(item, flat)
-                        tm.read_end = time.perf_counter() - t0
-                    except BaseException:
-                        self._weights.release(need)
-                        raise
-                    ready.put((item, payload, need))
-        except BaseException as exc:  # handed to the main thread, raised there
-            ready.put((None, exc, 0))
-        finally:
-            if self.kv is not None:
-                self.kv.cancel()  # a layer waiting for a prefetch reads it itself
+        """Compute on this thread while one reader thread reads ahead (:mod:`.reader`)."""
+        return pipelined(self, ids, m, flat, timing, t0, keep)
 
     def reset(self) -> None:
         """Start a new sequence (the decoder's KV cache is emptied)."""

@@ -28,6 +28,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -67,7 +68,9 @@ class SpillingKV:
     Attributes
     ----------
     stats : dict of int → dict
-        Per layer: ``bytes_read``, ``read_s``, ``bytes_written``, ``write_s`` since the last
+        Per layer: ``bytes_read``, ``read_s``, ``bytes_written``, ``write_s``,
+        ``prefetch_wait_s`` and ``spans`` (the ``(start, end)`` ``perf_counter`` seconds of each
+        of those writes, reads and waits, on the calling thread) since the last
         :meth:`take_stats`.
     """
 
@@ -79,18 +82,19 @@ class SpillingKV:
         self._spilled: dict[int, list[tuple[str, int]]] = {}
         self._open: dict[int, int] = {}
         self._n = 0
-        self.stats: dict[int, dict[str, float]] = {}
+        self.stats: dict[int, dict[str, Any]] = {}
         self._lock = threading.Lock()  # _spilled and stats, between main and reader threads
         self._pre: dict[int, Prefetched] = {}
         #: called with the layer by :meth:`done` (the executor schedules the next prefetch)
         self.on_done: Callable[[int], None] | None = None
 
-    def _stat(self, layer: int) -> dict[str, float]:
+    def _stat(self, layer: int) -> dict[str, Any]:
+        # "spans": (start, end) perf_counter of each write, read and wait on the caller's thread
         return self.stats.setdefault(layer, {"bytes_read": 0, "read_s": 0.0,
                                              "bytes_written": 0, "write_s": 0.0,
-                                             "prefetch_wait_s": 0.0})
+                                             "prefetch_wait_s": 0.0, "spans": []})
 
-    def take_stats(self, layer: int | None = None) -> dict[int, dict[str, float]]:
+    def take_stats(self, layer: int | None = None) -> dict[int, dict[str, Any]]:
         """Stats since the last call (all layers, or only ``layer``'s), then forgotten."""
         with self._lock:
             if layer is None:
@@ -174,7 +178,9 @@ class SpillingKV:
         self.tier.write(name, {"k": tk[:n], "v": tv[:n]})
         with self._lock:
             st = self._stat(layer)
-            st["write_s"] += time.perf_counter() - t0
+            t1 = time.perf_counter()
+            st["write_s"] += t1 - t0
+            st["spans"].append((t0, t1))
             st["bytes_written"] += self.tier.nbytes(name)
             self._spilled.setdefault(layer, []).append((name, n))
         freed = tk[:n].nbytes * 2
@@ -198,6 +204,7 @@ class SpillingKV:
             spilled = list(self._spilled.get(layer, []))
             if wait:
                 self._stat(layer)["prefetch_wait_s"] += wait
+                self._stat(layer)["spans"].append((w0, w0 + wait))
         tk, tv = self._tail_k[layer], self._tail_v[layer]
         got = dict(zip(pre.names, zip(pre.keys, pre.values, strict=True), strict=True)
                    ) if pre is not None else {}
@@ -233,7 +240,9 @@ class SpillingKV:
             st = self._stat(layer)
             st["bytes_read"] += n_read
             if missing:
-                st["read_s"] += time.perf_counter() - t0
+                t1 = time.perf_counter()
+                st["read_s"] += t1 - t0
+                st["spans"].append((t0, t1))
         keys, values = np.concatenate([*ks, tk]), np.concatenate([*vs, tv])
         del ks, vs, got
         self.pool.release(read_bytes + held)

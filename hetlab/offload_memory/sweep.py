@@ -29,7 +29,7 @@ _VARS = {  # name → (units, description)
     "compute_s": ("s", "compute, summed (KV-cache I/O excluded)"),
     "stall_s": ("s", "compute waiting for data"),
     "overlap_s": ("s", "reads overlapping compute"),
-    "hidden_fraction": ("1", "overlap / min(read_s, compute_s)"),
+    "hidden_fraction": ("1", "|reads ∩ compute| / min(|reads|, |compute|), interval unions"),
     "bytes_read": ("B", "bytes read from the slow tier (weights and KV cache)"),
     "peak_bytes": ("B", "most bytes of weights and KV cache held at once"),
     "read_GBps": ("GB/s", "weight bytes / read time"),

@@ -76,7 +76,10 @@ run.report
 # Each bar is one interval of the pass just run: the reader thread's read of an item (upper
 # row of each item) and the main thread's compute of it (lower row). With prefetch the read of
 # layer *i+1* runs under the compute of layer *i*; a gap before a compute bar is a **stall**
-# (the data was not there yet).
+# (the data was not there yet). When the KV cache has spilled, the reader thread also reads
+# layer *i+1*'s spilled keys and values back while layer *i* computes: those reads are their
+# own bar kind, **KV read-back (prefetch)**, on the reader's row; a gap *inside* a compute bar
+# is the KV cache's own I/O, or a wait for that read-back, cut out of the compute time.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -88,20 +91,32 @@ import hetlab as hl  # noqa: E402
 hl.viz.ensure_extension()
 
 
+KV_READ = "KV read-back (prefetch)"
+
+
 def timeline(report, title):
-    """Gantt-style bars of a report: one row for each item's read, one for its compute."""
+    """Gantt-style bars of a report: the reader's row (weights, and the KV read-back prefetch
+    when the run has one) and the compute row (KV I/O and waits cut out) of each item."""
     rows = []
     for n, t in enumerate(report.items):
         if t.bytes_read:
             rows.append({"item": t.item, "what": "read", "y": n + 0.2,
                          "start_ms": t.read_start * 1e3, "end_ms": t.read_end * 1e3})
-        rows.append({"item": t.item, "what": "compute", "y": n - 0.2,
-                     "start_ms": t.compute_start * 1e3, "end_ms": t.compute_end * 1e3})
+        if t.kv_prefetch_bytes:
+            rows.append({"item": t.item, "what": KV_READ, "y": n + 0.2,
+                         "start_ms": t.kv_prefetch_start * 1e3,
+                         "end_ms": t.kv_prefetch_end * 1e3})
+        for a, b in t.compute_intervals():
+            rows.append({"item": t.item, "what": "compute", "y": n - 0.2,
+                         "start_ms": a * 1e3, "end_ms": b * 1e3})
     df = pd.DataFrame(rows)
     ticks = [(n, t.item) for n, t in enumerate(report.items)]
+    kinds = [("read", "#d95f02"), ("compute", "#1b9e77")]
+    if report.kv_prefetch_bytes:
+        kinds.append((KV_READ, "#7570b3"))
     bars = [hv.Segments(df[df.what == w], kdims=["start_ms", "y", "end_ms", "y"],
                         vdims=["item"], label=w).opts(line_width=9, color=c)
-            for w, c in (("read", "#d95f02"), ("compute", "#1b9e77"))]
+            for w, c in kinds]
     return hv.Overlay(bars).opts(title=title, yticks=ticks, xlabel="ms from the pass's start",
                                  ylabel="", width=330, height=260, legend_position="top_left")
 
@@ -147,9 +162,35 @@ print("MB read per pass, 16/8/4 bits:",
 summary.round(3)
 
 # %% [markdown]
+# A decode whose KV cache spills: a small `kv_budget` keeps only the latest tokens of each
+# layer in fast memory, the older ones go to the slow tier in blocks of `kv_block` tokens, and
+# every decode step reads them back for attention — with prefetch, on the reader thread while
+# the layer before computes. The plot is the last step's timeline (16 bits, prefetch 2).
+
+# %%
+seq = np.random.default_rng(2).integers(0, 2000, 40)
+with om.stream(model, BUDGET, prefetch=2, bits=16, store=stores[16], pin=False,
+               kv_budget="400kB", kv_block=8) as r:
+    r.forward(seq[:8])
+    for i in range(8, 40):
+        r.forward(seq[i:i + 1])
+    kv_rep = r.report
+print("decode step within its budget:", kv_rep.peak_bytes <= kv_rep.budget)
+print("spilled KV read back ahead, on the reader thread:", kv_rep.kv_prefetch_bytes > 0)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+print(f"KV read back ahead {kv_rep.kv_prefetch_bytes / 1e3:.0f} kB in "
+      f"{kv_rep.kv_prefetch_s * 1e3:.2f} ms, {kv_rep.kv_overlap_s * 1e3:.2f} ms under compute; "
+      f"hidden (all reads) {kv_rep.hidden_fraction:.0%}")
+timeline(kv_rep, "decode step · spilled KV · prefetch 2").opts(width=500, height=300)
+
+# %% [markdown]
 # **What they buy.** Prefetch 0 reads and computes in turn: the pass is the sum. Prefetch ≥ 1
-# hides the smaller of the two behind the larger (`hidden` is the overlap over that smaller
-# total; 1.0 hides all of it). Fewer bits cut the bytes read (the MB printed above, scales
+# hides the smaller of the two behind the larger (`hidden` is the time the reader and the
+# compute both ran over the smaller of the two, each an interval union; KV read-back reads
+# count as reads, KV I/O and waits on the compute thread do not count as compute — so it is at
+# most 1.0, which hides all of it). Fewer bits cut the bytes read (the MB printed above, scales
 # and zeros included), so reads shrink; whether the pass gets faster
 # depends on whether reads were the longer part — on a fast disk with the quantized kernels'
 # extra work the compute may be. Compare `compute ms` across prefetch depths too: where the
@@ -320,5 +361,5 @@ import gc  # noqa: E402
 run.close()
 for s in stores.values():
     s.close()
-del run, stores, reports, ref, y
+del run, stores, reports, ref, y, kv_rep
 print("freed; objects collected:", gc.collect() >= 0)
