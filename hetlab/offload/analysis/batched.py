@@ -1,0 +1,187 @@
+"""Leading-index products: a contraction whose output's leading indices lead one factor only,
+emitted as a loop over those indices with one 2-D product per slice, written into the output.
+
+The mode-2 product ``Y[a, b, c] = Σ_l M[b, l] X[a, l, c]`` is such a statement: ``a`` leads
+``Y`` and ``X`` and is not an index of ``M``. The general contraction of :mod:`.catalogue`
+would copy ``X`` transposed to ``(l, a, c)``, run one GEMM, and write ``Y`` through a transposed
+(strided) view; here each slice is ``Y[a] = M @ X[a]`` with no copy of ``X`` when its slices
+are contiguous, and the numba form writes the GEMM straight into ``Y[a]``.
+
+When it applies: one term of two factors ``F`` and ``G`` (no array temporary, no triangular
+row), ``op`` ``=`` or ``+=``; the longest prefix ``L`` of the output's indices that is also the
+prefix of ``F``'s and no index of ``G`` is not empty; per slice, one summed index, at most one
+other free index per factor, and at least one free index left in the output (a matmul or a
+matvec); the output is not read by the product; and the general contraction would need a
+transposed copy (when ``F``, ``G`` and the output already lie in contraction order, the single
+reshaped GEMM of :mod:`.catalogue` is kept). Each output element is the same sum as the loop
+nest's, in BLAS's order; bounds are sliced as for every block (:meth:`_Emitter.sliced`), so a
+block is exact for any extents.
+
+numba's ``np.dot(a, b, out)`` copies an ``out`` not typed contiguous and writes the copy (the
+caller's array is left unchanged), so the numba form hands it ``np.ascontiguousarray(Y[q])``
+(a view when that slice is contiguous at run time, numba checks) and copies back only when it
+got a copy. The NumPy form (CuPy) writes ``Y[q] = M @ X[q]``.
+
+>>> import ast
+>>> from hetlab.offload.analysis.contraction import normalize
+>>> from hetlab.offload.analysis.catalogue import emit
+>>> src = '''
+... for a in range(X.shape[0]):
+...     for b in range(M.shape[0]):
+...         for c in range(X.shape[2]):
+...             for l in range(X.shape[1]):
+...                 Y[a, b, c] += M[b, l] * X[a, l, c]
+... '''
+>>> kind, code = emit(normalize(ast.parse(src).body[0]))
+>>> kind
+'batched-matmul'
+>>> print(code)
+_hbt1 = X
+_hbt2 = np.ascontiguousarray(M[:, :X.shape[1]])
+_hbt3 = Y[:X.shape[0], :M.shape[0], :X.shape[2]]
+for _hbt4 in range(_hbt1.shape[0]):
+    _hbt3[_hbt4] += _hbt2 @ np.ascontiguousarray(_hbt1[_hbt4])
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .tensor import Ref, Stmt
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .catalogue import _Emitter
+
+__all__ = ["leading_product"]
+
+
+def leading_product(em: _Emitter, s: Stmt, op: str) -> str | None:
+    """Append ``s`` to ``em.lines`` as a loop of 2-D products over its leading indices.
+
+    Parameters
+    ----------
+    em : _Emitter
+        The catalogue's emitter of the nest (its bounds, slicing and fresh names).
+    s : Stmt
+        One tensor statement; only its first term is read.
+    op : str
+        ``"="`` (after a zero initialization was merged) or ``"+="``.
+
+    Returns
+    -------
+    str or None
+        ``"batched-matmul"`` when the lines were appended; None (nothing appended) when the
+        statement is not of this shape or the general contraction needs no copy.
+    """
+    got = _shape(em, s, op)
+    if got is None:
+        return None
+    f, g, lead, left_is_f, coef, out = got
+    rest = out.idx[len(lead):]
+    k = next(v for v in g.idx if v not in out.idx)
+    fs, gs, ys = em.fresh(), em.fresh(), em.fresh()
+    fview, _ = em.sliced(f)
+    gwant = ([rest[0], k] if len(g.idx) == 2 else [k]) if not left_is_f \
+        else ([k, rest[-1]] if len(g.idx) == 2 else [k])
+    em.lines += [f"{fs} = {fview}", f"{gs} = {em.oriented(g, gwant, True)}",
+                 f"{ys} = {em.target(out)}"]
+    qs = [em.fresh() for _ in lead]
+    pad = ""
+    for d, q in enumerate(qs):
+        em.lines.append(f"{pad}for {q} in range({fs}.shape[{d}]):")
+        pad += "    "
+    q = ", ".join(qs)
+    frest = list(f.idx[len(lead):])
+    fwant = ([rest[0], k] if len(frest) == 2 else [k]) if left_is_f \
+        else ([k, rest[-1]] if len(frest) == 2 else [k])
+    fslice = em.orient(f"np.ascontiguousarray({fs}[{q}])", frest, tuple(fwant))
+    a, b = (fslice, gs) if left_is_f else (gs, fslice)
+    if op == "=" and not coef and em.numba:
+        y, c = em.fresh(), em.fresh()
+        em.lines += [f"{pad}{y} = {ys}[{q}]",
+                     f"{pad}{c} = np.ascontiguousarray({y})",
+                     f"{pad}np.dot({a}, {b}, {c})",
+                     f"{pad}if {c}.ctypes.data != {y}.ctypes.data:",
+                     f"{pad}    {y}[:] = {c}"]
+    else:
+        prod = f"{a} @ {b}"
+        if coef:
+            prod = f"{coef} * ({prod})"
+        em.lines.append(f"{pad}{ys}[{q}] {op} {prod}")
+    return "batched-matmul"
+
+
+def _forward(em: _Emitter, s: Stmt, op: str) -> Ref | None:
+    """``s.out`` itself, or, for a temporary (a scalar accumulator expanded, ``t = 0.0 …
+    Y[a, b, c] = t``) whose only reader is the next statement ``Y[…] = t[…]``, ``Y``'s
+    reference: the product is written there and that copy is emitted as nothing."""
+    if s.out.name not in em.temps:
+        return s.out
+    stmts = em.nest.stmts
+    n = next((m for m, u in enumerate(stmts) if u is s), None)
+    if op != "=" or n is None or n + 1 >= len(stmts) \
+            or s.out.name in {t for t, _ in em.nest.private.values()}:
+        return None
+    nxt = stmts[n + 1]
+    readers = [u for u in stmts[n + 1:] if u.out.name == s.out.name
+               or any(r.name == s.out.name for r in u.reads)]
+    if readers != [nxt] or nxt.op != "=" or nxt.scale is not None or nxt.terms is None \
+            or len(nxt.terms) != 1 or nxt.terms[0].coef or nxt.terms[0].div \
+            or nxt.terms[0].refs != (s.out,) or nxt.out.idx != s.out.idx or nxt.out.fixed \
+            or nxt.out.name in em.temps or id(nxt) in em.verbatim:
+        return None
+    return nxt.out
+
+
+def _shape(em: _Emitter, s: Stmt,
+           op: str) -> tuple[Ref, Ref, tuple[str, ...], bool, str, Ref] | None:
+    """(F, G, leading indices, whether F's slice is the left operand, scalar factor text, the
+    output written)."""
+    if s.terms is None or len(s.terms) != 1 or s.scale is not None or op not in ("=", "+="):
+        return None
+    t = s.terms[0]
+    out = _forward(em, s, op)
+    if out is None:
+        return None
+    if len(t.refs) != 2 or t.div or out.fixed or any(r.fixed for r in t.refs):
+        return None
+    names = {out.name, *(r.name for r in t.refs)}
+    if len(names) != 3 or names & (em.temps | set(em.origin)):
+        return None  # the output read by the product, a temporary, a panel
+    if any(len(set(r.idx)) != len(r.idx) for r in (out, *t.refs)):
+        return None  # a diagonal
+    x, y = t.refs
+    for f, g in ((x, y), (y, x)):
+        lead: list[str] = []
+        for d, v in enumerate(out.idx):
+            if d < len(f.idx) and f.idx[d] == v and v not in g.idx:
+                lead.append(v)
+            else:
+                break
+        if lead:
+            break
+    else:
+        return None
+    rest = out.idx[len(lead):]
+    frest = f.idx[len(lead):]
+    k = [v for v in frest if v not in out.idx]
+    gk = [v for v in g.idx if v not in out.idx]
+    ff = [v for v in frest if v in out.idx]
+    gf = [v for v in g.idx if v in out.idx]
+    if len(k) != 1 or gk != k or len(ff) > 1 or len(gf) > 1 or not rest \
+            or set(rest) != set(ff) | set(gf) or set(ff) & set(gf) or len(rest) != len(ff + gf):
+        return None
+    # the general path's operands: (free of x in out order) + summed, summed + (free of y)
+    fa = [v for v in out.idx if v in x.idx]
+    fb = [v for v in out.idx if v in y.idx]
+    if len(fa) <= 1 and len(fb) <= 1:
+        return None  # a plain matmul/matvec: one call, no loop
+    if list(x.idx) == fa + k and list(y.idx) == k + fb and list(out.idx) == fa + fb:
+        return None  # the reshaped single GEMM needs no copy
+    left_is_f = rest[0] in ff
+    coef = " * ".join(c if c.replace(".", "").replace("_", "").isalnum() else f"({c})"
+                      for c in t.coef if c not in ("1", "1.0"))
+    if out is not s.out:  # the copy out of the temporary: written by this product
+        n = next(m for m, u in enumerate(em.nest.stmts) if u is s)
+        em.verbatim[id(em.nest.stmts[n + 1])] = []
+    return f, g, tuple(lead), left_is_f, coef, out
