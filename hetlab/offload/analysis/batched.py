@@ -52,7 +52,7 @@ from .tensor import Ref, Stmt
 if TYPE_CHECKING:  # pragma: no cover
     from .catalogue import _Emitter
 
-__all__ = ["leading_product"]
+__all__ = ["leading_product", "rows_first", "swap_first"]
 
 
 def leading_product(em: _Emitter, s: Stmt, op: str) -> str | None:
@@ -133,6 +133,49 @@ def _forward(em: _Emitter, s: Stmt, op: str) -> Ref | None:
     return nxt.out
 
 
+def _split(f: Ref, g: Ref, out: tuple[str, ...]) -> tuple[Ref, Ref, tuple[str, ...],
+                                                         tuple[str, ...], list[str]] | None:
+    """The shortest prefix of ``out`` that leads ``f``, is no index of ``g``, and leaves a
+    matmul or matvec per slice: (f, g, prefix, the rest of out, f's free indices in it)."""
+    for n in range(1, len(out)):
+        if len(f.idx) <= n or f.idx[n - 1] != out[n - 1] or out[n - 1] in g.idx:
+            return None
+        rest, frest = out[n:], f.idx[n:]
+        k = [v for v in frest if v not in out]
+        ff = [v for v in frest if v in out]
+        gf = [v for v in g.idx if v in out]
+        if len(k) == 1 and [v for v in g.idx if v not in out] == k and len(ff) <= 1 \
+                and len(gf) <= 1 and sorted(rest) == sorted(ff + gf):
+            return f, g, out[:n], rest, ff
+    return None
+
+
+def rows_first(x: Ref, y: Ref, out: tuple[str, ...]) -> bool:
+    """True when ``x`` lies as the rows of one GEMM (its free indices in ``out``'s order, then
+    the summed one) and so does ``out`` (``x``'s free indices first): the general contraction
+    with ``x`` first copies at most ``y``.
+
+    >>> from hetlab.offload.analysis.tensor import Ref
+    >>> rows_first(Ref("X", ("a", "b", "l")), Ref("M", ("c", "l")), ("a", "b", "c"))
+    True
+    >>> rows_first(Ref("X", ("a", "l", "c")), Ref("M", ("b", "l")), ("a", "b", "c"))
+    False
+    """
+    fa = [v for v in out if v in x.idx]
+    k = [v for v in x.idx if v not in out]
+    return len(k) == 1 and list(x.idx) == fa + k and list(out[:len(fa)]) == fa \
+        and set(out[len(fa):]) <= set(y.idx)
+
+
+def swap_first(x: Ref, y: Ref, out: tuple[str, ...]) -> bool:
+    """True when a contraction over several free indices (no batch index) copies no larger
+    factor with ``y`` first and does with ``x`` first."""
+    fa = [v for v in out if v in x.idx]
+    fb = [v for v in out if v in y.idx]
+    return (len(fa) > 1 or len(fb) > 1) and not set(fa) & set(fb) \
+        and rows_first(y, x, out) and not rows_first(x, y, out)
+
+
 def _shape(em: _Emitter, s: Stmt,
            op: str) -> tuple[Ref, Ref, tuple[str, ...], bool, str, Ref] | None:
     """(F, G, leading indices, whether F's slice is the left operand, scalar factor text, the
@@ -151,33 +194,16 @@ def _shape(em: _Emitter, s: Stmt,
     if any(len(set(r.idx)) != len(r.idx) for r in (out, *t.refs)):
         return None  # a diagonal
     x, y = t.refs
-    for f, g in ((x, y), (y, x)):
-        lead: list[str] = []
-        for d, v in enumerate(out.idx):
-            if d < len(f.idx) and f.idx[d] == v and v not in g.idx:
-                lead.append(v)
-            else:
-                break
-        if lead:
-            break
-    else:
-        return None
-    rest = out.idx[len(lead):]
-    frest = f.idx[len(lead):]
-    k = [v for v in frest if v not in out.idx]
-    gk = [v for v in g.idx if v not in out.idx]
-    ff = [v for v in frest if v in out.idx]
-    gf = [v for v in g.idx if v in out.idx]
-    if len(k) != 1 or gk != k or len(ff) > 1 or len(gf) > 1 or not rest \
-            or set(rest) != set(ff) | set(gf) or set(ff) & set(gf) or len(rest) != len(ff + gf):
-        return None
-    # the general path's operands: (free of x in out order) + summed, summed + (free of y)
     fa = [v for v in out.idx if v in x.idx]
     fb = [v for v in out.idx if v in y.idx]
     if len(fa) <= 1 and len(fb) <= 1:
         return None  # a plain matmul/matvec: one call, no loop
-    if list(x.idx) == fa + k and list(y.idx) == k + fb and list(out.idx) == fa + fb:
-        return None  # the reshaped single GEMM needs no copy
+    if rows_first(x, y, out.idx) or rows_first(y, x, out.idx):
+        return None  # one GEMM over the flattened rows needs no copy of the larger factor
+    got = _split(x, y, out.idx) or _split(y, x, out.idx)
+    if got is None:
+        return None
+    f, g, lead, rest, ff = got
     left_is_f = rest[0] in ff
     coef = " * ".join(c if c.replace(".", "").replace("_", "").isalnum() else f"({c})"
                       for c in t.coef if c not in ("1", "1.0"))

@@ -30,7 +30,7 @@ from __future__ import annotations
 import ast
 import re
 
-from .batched import leading_product
+from .batched import leading_product, swap_first
 from .contraction import Ref, Stmt, TensorNest, Term
 from .loopform import loop_form
 from .vectorize import array_expr
@@ -191,6 +191,8 @@ class _Emitter:
         return kind, self.orient(text, have, out)
 
     def binary(self, x: Ref, y: Ref, out: tuple[str, ...]) -> tuple[str, str]:
+        if swap_first(x, y, out):
+            x, y = y, x  # the factor that lies as the GEMM's rows first: no copy of it
         vx, vy = set(x.idx), set(y.idx)
         if not set(out) <= vx | vy or (vx ^ vy) - set(out):
             raise _NoMatch("an index summed over one factor only")
