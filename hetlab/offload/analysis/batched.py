@@ -151,9 +151,9 @@ def _split(f: Ref, g: Ref, out: tuple[str, ...]) -> tuple[Ref, Ref, tuple[str, .
 
 
 def rows_first(x: Ref, y: Ref, out: tuple[str, ...]) -> bool:
-    """True when ``x`` lies as the rows of one GEMM (its free indices in ``out``'s order, then
-    the summed one) and so does ``out`` (``x``'s free indices first): the general contraction
-    with ``x`` first copies at most ``y``.
+    """True when ``x``, of no lower rank than ``y``, lies as the rows of one GEMM (its free
+    indices in ``out``'s order, then the summed one) and so does ``out`` (``x``'s free indices
+    first): the general contraction with ``x`` first copies at most the smaller ``y``.
 
     >>> from hetlab.offload.analysis.tensor import Ref
     >>> rows_first(Ref("X", ("a", "b", "l")), Ref("M", ("c", "l")), ("a", "b", "c"))
@@ -163,7 +163,8 @@ def rows_first(x: Ref, y: Ref, out: tuple[str, ...]) -> bool:
     """
     fa = [v for v in out if v in x.idx]
     k = [v for v in x.idx if v not in out]
-    return len(k) == 1 and list(x.idx) == fa + k and list(out[:len(fa)]) == fa \
+    return len(k) == 1 and bool(fa) and len(x.idx) >= len(y.idx) \
+        and list(x.idx) == fa + k and list(out[:len(fa)]) == fa \
         and set(out[len(fa):]) <= set(y.idx)
 
 
