@@ -20,7 +20,10 @@ block is exact for any extents.
 numba's ``np.dot(a, b, out)`` copies an ``out`` not typed contiguous and writes the copy (the
 caller's array is left unchanged), so the numba form hands it ``np.ascontiguousarray(Y[q])``
 (a view when that slice is contiguous at run time, numba checks) and copies back only when it
-got a copy. The NumPy form (CuPy) writes ``Y[q] = M @ X[q]``.
+got a copy; an update (``+=``, a scalar factor) is ``Y[q] += c * (M @ X[q])``. Only the numba
+form (``Block.numba_call``) is a loop: the NumPy form, which the CuPy variant runs, keeps the
+single GEMM (a host loop of small cuBLAS calls costs a launch per slice), so the block's
+pattern stays ``contraction``.
 
 >>> import ast
 >>> from hetlab.offload.analysis.contraction import normalize
@@ -32,7 +35,7 @@ got a copy. The NumPy form (CuPy) writes ``Y[q] = M @ X[q]``.
 ...             for l in range(X.shape[1]):
 ...                 Y[a, b, c] += M[b, l] * X[a, l, c]
 ... '''
->>> kind, code = emit(normalize(ast.parse(src).body[0]))
+>>> kind, code = emit(normalize(ast.parse(src).body[0]), numba=True)
 >>> kind
 'batched-matmul'
 >>> print(code)
@@ -41,6 +44,8 @@ _hbt2 = np.ascontiguousarray(M[:, :X.shape[1]])
 _hbt3 = Y[:X.shape[0], :M.shape[0], :X.shape[2]]
 for _hbt4 in range(_hbt1.shape[0]):
     _hbt3[_hbt4] += _hbt2 @ np.ascontiguousarray(_hbt1[_hbt4])
+>>> emit(normalize(ast.parse(src).body[0]))[0]  # the NumPy (CuPy) form: one GEMM
+'contraction'
 """
 
 from __future__ import annotations
@@ -73,7 +78,7 @@ def leading_product(em: _Emitter, s: Stmt, op: str) -> str | None:
         ``"batched-matmul"`` when the lines were appended; None (nothing appended) when the
         statement is not of this shape or the general contraction needs no copy.
     """
-    got = _shape(em, s, op)
+    got = _shape(em, s, op) if em.numba else None
     if got is None:
         return None
     f, g, lead, left_is_f, coef, out = got
@@ -96,7 +101,7 @@ def leading_product(em: _Emitter, s: Stmt, op: str) -> str | None:
         else ([k, rest[-1]] if len(frest) == 2 else [k])
     fslice = em.orient(f"np.ascontiguousarray({fs}[{q}])", frest, tuple(fwant))
     a, b = (fslice, gs) if left_is_f else (gs, fslice)
-    if op == "=" and not coef and em.numba:
+    if op == "=" and not coef:
         y, c = em.fresh(), em.fresh()
         em.lines += [f"{pad}{y} = {ys}[{q}]",
                      f"{pad}{c} = np.ascontiguousarray({y})",
