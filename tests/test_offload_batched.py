@@ -187,6 +187,7 @@ def test_numba_form_writes_the_gemm_into_the_output_slice():
     src = offload.transform(mode2, blocks=["B1"]).source
     assert "np.dot(" in src and "ctypes.data" in src and "np.transpose" not in src
     assert "Y[a, b, c] = " not in src  # the copy out of the accumulator is gone
+    assert "prange(" in src and "parallel=True" in src  # the slices in a parallel helper
 
 
 @pytest.mark.parametrize("name", sorted(POSITIVE))

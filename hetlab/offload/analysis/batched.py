@@ -25,6 +25,13 @@ form (``Block.numba_call``) is a loop: the NumPy form, which the CuPy variant ru
 single GEMM (a host loop of small cuBLAS calls costs a launch per slice), so the block's
 pattern stays ``contraction``.
 
+The slices run in a parallel helper (:mod:`.parhelp`, :data:`PARALLEL`): ``prange`` over the
+first leading index, one BLAS call per slice on each thread, as the hand-written
+``Y[a] = M @ X[a]`` in a ``prange`` does (unlike the other helpers, this one calls BLAS: the
+per-slice products are small, and on the suite's mode-2 product the parallel form measured
+faster than the serial loop; ``benchmarks/offload.py --suite --kernels mode2_product``). Each
+output slice is written by one thread.
+
 >>> import ast
 >>> from hetlab.offload.analysis.contraction import normalize
 >>> from hetlab.offload.analysis.catalogue import emit
@@ -35,29 +42,43 @@ pattern stays ``contraction``.
 ...             for l in range(X.shape[1]):
 ...                 Y[a, b, c] += M[b, l] * X[a, l, c]
 ... '''
+>>> from hetlab.offload.analysis.parhelp import readable
 >>> kind, code = emit(normalize(ast.parse(src).body[0]), numba=True)
 >>> kind
 'batched-matmul'
->>> print(code)
+>>> print(readable(code))  # doctest: +ELLIPSIS
 _hbt1 = X
 _hbt2 = np.ascontiguousarray(M[:, :X.shape[1]])
 _hbt3 = Y[:X.shape[0], :M.shape[0], :X.shape[2]]
-for _hbt4 in range(_hbt1.shape[0]):
-    _hbt3[_hbt4] += _hbt2 @ np.ascontiguousarray(_hbt1[_hbt4])
+# hetlab.offload parallel helper
+import numba as _hl_numba
+import numpy as np
+<BLANKLINE>
+<BLANKLINE>
+@_hl_numba.njit(parallel=True, cache=False)
+def _hlp_...(_hbt3, _hbt2, _hbt1):
+    for _hbt4 in _hl_numba.prange(_hbt1.shape[0]):
+        _hbt3[_hbt4] += _hbt2 @ np.ascontiguousarray(_hbt1[_hbt4])
+_hlp_...(_hbt3, _hbt2, _hbt1)
 >>> emit(normalize(ast.parse(src).body[0]))[0]  # the NumPy (CuPy) form: one GEMM
 'contraction'
 """
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
 
+from .parhelp import free_names, helper
 from .tensor import Ref, Stmt
 
 if TYPE_CHECKING:  # pragma: no cover
     from .catalogue import _Emitter
 
 __all__ = ["leading_product", "rows_first", "swap_first"]
+
+#: the slices in a parallel helper (:mod:`.parhelp`), ``prange`` over the first leading index
+PARALLEL = True
 
 
 def leading_product(em: _Emitter, s: Stmt, op: str) -> str | None:
@@ -91,9 +112,9 @@ def leading_product(em: _Emitter, s: Stmt, op: str) -> str | None:
     em.lines += [f"{fs} = {fview}", f"{gs} = {em.oriented(g, gwant, True)}",
                  f"{ys} = {em.target(out)}"]
     qs = [em.fresh() for _ in lead]
-    pad = ""
+    body, pad = [], ""
     for d, q in enumerate(qs):
-        em.lines.append(f"{pad}for {q} in range({fs}.shape[{d}]):")
+        body.append(f"{pad}for {q} in {'prange' if d == 0 else 'range'}({fs}.shape[{d}]):")
         pad += "    "
     q = ", ".join(qs)
     frest = list(f.idx[len(lead):])
@@ -103,16 +124,25 @@ def leading_product(em: _Emitter, s: Stmt, op: str) -> str | None:
     a, b = (fslice, gs) if left_is_f else (gs, fslice)
     if op == "=" and not coef:
         y, c = em.fresh(), em.fresh()
-        em.lines += [f"{pad}{y} = {ys}[{q}]",
-                     f"{pad}{c} = np.ascontiguousarray({y})",
-                     f"{pad}np.dot({a}, {b}, {c})",
-                     f"{pad}if {c}.ctypes.data != {y}.ctypes.data:",
-                     f"{pad}    {y}[:] = {c}"]
+        body += [f"{pad}{y} = {ys}[{q}]",
+                 f"{pad}{c} = np.ascontiguousarray({y})",
+                 f"{pad}np.dot({a}, {b}, {c})",
+                 f"{pad}if {c}.ctypes.data != {y}.ctypes.data:",
+                 f"{pad}    {y}[:] = {c}"]
     else:
         prod = f"{a} @ {b}"
         if coef:
             prod = f"{coef} * ({prod})"
-        em.lines.append(f"{pad}{ys}[{q}] {op} {prod}")
+        body.append(f"{pad}{ys}[{q}] {op} {prod}")
+    if not PARALLEL:
+        em.lines += [line.replace("prange(", "range(", 1) for line in body]
+        return "batched-matmul"
+    params = free_names([ast.parse("\n".join(body))], qs)
+    _, lines = helper(params, body)
+    text = ast.literal_eval(lines[0])  # the slices' products read numpy as np
+    lines[0] = repr(text.replace("import numba as _hl_numba\n",
+                                 "import numba as _hl_numba\nimport numpy as np\n", 1))
+    em.lines += lines
     return "batched-matmul"
 
 
