@@ -11,6 +11,7 @@ dot                        ``s += x[i] y[i]``                    ``s += np.dot(x
 outer / rank-1             ``A[i,j] (+)= x[i] y[j]``             ``np.outer(x, y)``
 rank-2k                    two matmul terms in one update        ``A @ B.T + B @ A.T``
 batched-matmul             ``C[b,i,j] += A[b,i,k] B[b,k,j]``     a loop of ``@`` per batch
+(leading index, .batched)  ``Y[a,b,c] = M[b,l] X[a,l,c]``        ``np.dot(M, X[a], Y[a])`` per a
 contraction                several free or summed indices        reshapes + ``@``
 sum / mean                 ``s[j] += X[i,j]`` (then ``/= n``)    ``np.sum(X, axis=0)``
 axpy / copy / transpose    ``y[i] += a x[i]``, ``B[j,i] = A[i,j]`` array expressions
@@ -29,6 +30,7 @@ from __future__ import annotations
 import ast
 import re
 
+from .batched import leading_product, swap_first
 from .contraction import Ref, Stmt, TensorNest, Term
 from .loopform import loop_form
 from .vectorize import array_expr
@@ -53,7 +55,7 @@ class _Emitter:
                  verbatim: dict[int, list[str]] | None = None) -> None:
         self.nest = nest
         self.origin = origin or {}
-        self.verbatim = verbatim or {}
+        self.verbatim = dict(verbatim or {})
         self.nonneg = nest.nonneg | sizes
         self.numba = numba
         self.init: str | None = None
@@ -189,6 +191,8 @@ class _Emitter:
         return kind, self.orient(text, have, out)
 
     def binary(self, x: Ref, y: Ref, out: tuple[str, ...]) -> tuple[str, str]:
+        if swap_first(x, y, out):
+            x, y = y, x  # the factor that lies as the GEMM's rows first: no copy of it
         vx, vy = set(x.idx), set(y.idx)
         if not set(out) <= vx | vy or (vx ^ vy) - set(out):
             raise _NoMatch("an index summed over one factor only")
@@ -242,7 +246,7 @@ class _Emitter:
     def stmt(self, s: Stmt, op: str) -> str:
         if id(s) in self.verbatim:  # written by the caller (a panel's remainder loop)
             self.lines += self.verbatim[id(s)]
-            return "loop"
+            return "loop" if self.verbatim[id(s)] else "copy"  # none: written earlier
         tgt = self.target(s.out)
         if s.scale is not None:
             self.lines.append(f"{tgt} {s.op} {s.scale}")
@@ -259,6 +263,9 @@ class _Emitter:
             if got_v is None:
                 raise _NoMatch("a term repeated over a summed loop")
             return got_v
+        got_b = leading_product(self, s, op)  # a loop of 2-D products (.batched)
+        if got_b is not None:
+            return got_b
         mark = len(self.lines)
         try:
             got = [self.term(t, s.out.idx) for t in s.terms]
