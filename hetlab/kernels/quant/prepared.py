@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from ...errors import InvalidInputError
-from . import numba as qn
 from .formats import QuantizedMatrix
 from .spec import _check_activations, _check_qw
 
@@ -57,6 +56,9 @@ class GemvPlan:
     """
 
     def __init__(self, qw: QuantizedMatrix) -> None:
+        from . import numba as qn  # here: importing hetlab must not import numba
+
+        self._qn = qn
         self.qw = _check_qw("GemvPlan", qw)
         self.in_features, self.out_features = qw.in_features, qw.out_features
         self._head, _ = qn._common(qw)
@@ -74,10 +76,11 @@ class GemvPlan:
                 and x.shape == (self.in_features,) and x.flags.c_contiguous):
             x = _check_activations("GemvPlan", "x", x, self.qw, 1)
             if not self._fast:
-                return self._into(qn.gemv_q(self.qw, x), out)
+                return self._into(self._qn.gemv_q(self.qw, x), out)
         elif not np.isfinite(x.sum()):  # one pass; NaN/inf anywhere make the sum non-finite
             x = _check_activations("GemvPlan", "x", x, self.qw, 1)  # raises, naming it
         y = self._out(out)
+        qn = self._qn
         kernel = qn._W4_KERNELS["gemv"][qn.w4_path("gemv")]
         return kernel(*self._head, x, qn._F16, self._gs, y, qn._chunks(self.out_features))
 
