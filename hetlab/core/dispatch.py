@@ -150,7 +150,7 @@ def run(
     impl = get_impl(spec.name, backend.name)
     if validated is None:
         validated = spec.validate(**kwargs)
-    t0 = time.perf_counter()
+    t0 = time.perf_counter() if auto else 0.0
     if on_host and backend.kind != "cpu":
         result = impl(**move_arrays(spec, backend, validated))
         if not keep_on_device:

@@ -77,6 +77,23 @@ def _insert(out_d, out_i, q, u, d, i):  # pragma: no cover - compiled
     out_i[q, u] = i
 
 
+@numba.njit(inline="always", **JIT_OPTIONS)
+def _insert_listed(out_d, out_i, q, k, tj, m, dl, ids, off, wd, wi):  # pragma: no cover
+    """Insert the ``m`` candidates listed in ``tj`` (positions; distance ``dl[p - off]``,
+    point index ``ids[p]``) into query ``q``'s sorted row, skipping those beyond the current
+    k-th ``(wd, wi)`` (ties: lower index first); the new k-th."""
+    for u in range(m):
+        p = tj[u]
+        d = dl[p - off]
+        i = ids[p]
+        if d > wd or (d == wd and i > wi):
+            continue
+        _insert(out_d, out_i, q, k - 1, d, i)
+        wd = out_d[q, k - 1]
+        wi = out_i[q, k - 1]
+    return wd, wi
+
+
 @numba.njit(**JIT_OPTIONS)
 def _bucket(tree, xs, ys, zs, seed, leaf, queries, order, qs, qe, k, rel, absm, out_i, out_d,
             w, stop):  # pragma: no cover - compiled
@@ -146,15 +163,8 @@ def _bucket(tree, xs, ys, zs, seed, leaf, queries, order, qs, qe, k, rel, absm, 
         for j in range(k, ns):  # the others: those within the k-th, listed branch-free
             tj[m2] = j
             m2 += dl[j] <= wd
-        for u in range(m2):  # then inserted (the k-th shrinks on the way)
-            j = tj[u]
-            d = dl[j]
-            i = si[j]
-            if d > wd or (d == wd and i > wi):
-                continue
-            _insert(out_d, out_i, q, k - 1, d, i)
-            wd = out_d[q, k - 1]
-            wi = out_i[q, k - 1]
+        # then inserted (the k-th shrinks on the way)
+        wd, wi = _insert_listed(out_d, out_i, q, k, tj, m2, dl, si, 0, wd, wi)
         radius = max(radius, np.float64(wd))
     if stop == 1:
         return
@@ -228,15 +238,7 @@ def _bucket(tree, xs, ys, zs, seed, leaf, queries, order, qs, qe, k, rel, absm, 
             for p in range(s, e):
                 tj[m2] = p
                 m2 += dl[p - s] <= wd
-            for u in range(m2):
-                p = tj[u]
-                d = dl[p - s]
-                i = perm[p]
-                if d > wd or (d == wd and i > wi):
-                    continue
-                _insert(out_d, out_i, q, k - 1, d, i)
-                wd = out_d[q, k - 1]
-                wi = out_i[q, k - 1]
+            wd, wi = _insert_listed(out_d, out_i, q, k, tj, m2, dl, perm, s, wd, wi)
 
 
 @numba.njit(**JIT_OPTIONS)

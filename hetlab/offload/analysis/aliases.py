@@ -367,9 +367,7 @@ def _scalar_names(tree: ast.FunctionDef, namespace: dict[str, Any]) -> set[str]:
             for item in n.items:
                 if item.optional_vars is not None:
                     add(item.optional_vars, None)
-        elif isinstance(n, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)) \
-                and n is not tree:
-            pass  # their names are never numbers here: bound below as unknown
+    # names bound only otherwise (imports, nested defs, …) are never numbers here
     for n in ast.walk(tree):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in binds:
             binds[n.id] = [None]

@@ -33,6 +33,8 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
+from .transforms.unsigned import unsigned_indices
+
 __all__ = ["MARK", "helper", "install", "free_names", "readable"]
 
 #: first line of a helper's definition string
@@ -76,8 +78,6 @@ def helper(params: list[str], body: list[str]) -> tuple[str, list[str]]:
 
     The name is ``_hlp_`` + a hash of the definition: the same code gets the same helper.
     """
-    from .transforms.unsigned import unsigned_indices
-
     args = ", ".join(params)
     inner = "\n".join("    " + line for line in body)
     digest = hashlib.sha1(f"{args}\n{inner}".encode()).hexdigest()[:12]
