@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import hetlab as hl
 from hetlab import quant
@@ -67,8 +69,8 @@ def test_bad_activations_refused(bad, match):
 
 
 def test_large_finite_values_are_not_mistaken_for_inf():
-    """The fast NaN/inf test sums x; a sum that overflows float32 falls back to the full
-    check, which accepts finite values."""
+    """The fast NaN/inf test looks at y[0]; an output that overflows float32 from finite x
+    falls back to the full check of x, which accepts finite values."""
     qw = _qw(16, 256, 4, 128)
     x = np.full(256, 3e38, np.float32)
     np.testing.assert_array_equal(quant.GemvPlan(qw)(x), hl.gemv_q(qw, x, device="numba"))
@@ -77,3 +79,51 @@ def test_large_finite_values_are_not_mistaken_for_inf():
 def test_refuses_a_non_matrix():
     with pytest.raises(InvalidInputError, match="QuantizedMatrix"):
         quant.GemvPlan(np.ones((4, 4)))
+
+
+def test_a_plan_built_under_a_forced_path_follows_the_default_afterwards():
+    qw = _qw(48, 384, 4, 128, seed=5)
+    x = np.random.default_rng(6).standard_normal(384).astype(np.float32)
+    paths = qn.w4_paths()
+    qn.use_w4_path(paths[-1])
+    try:
+        plan = quant.GemvPlan(qw)
+        np.testing.assert_array_equal(plan(x), hl.gemv_q(qw, x, device="numba"))
+    finally:
+        qn.use_w4_path(None)
+    np.testing.assert_array_equal(plan(x), hl.gemv_q(qw, x, device="numba"))
+
+
+def _nonfinite_matrices():
+    rng = np.random.default_rng(7)
+    w = rng.normal(0, 0.05, (40, 512)).astype(np.float32)
+    w[3, 128:256] = 0  # an all-zero group: its scale is 0 (0 · inf is NaN, not 0)
+    return [quant.quantize(w, 4, 128), quant.quantize(w, 4, 128, symmetric=True),
+            quant.quantize(w, 4, 256)]
+
+
+_MATS = _nonfinite_matrices()
+
+
+@pytest.mark.parametrize("path", qn.w4_paths())
+@settings(max_examples=12, deadline=None)
+@given(where=st.lists(st.integers(0, 511), min_size=1, max_size=4),
+       value=st.sampled_from([np.nan, np.inf, -np.inf]), spread=st.booleans(),
+       mat=st.integers(0, len(_MATS) - 1))
+def test_nonfinite_x_makes_every_output_nonfinite(path, where, value, spread, mat):
+    """What GemvPlan's one-element NaN/inf check rests on, on every W4 path of this CPU:
+    a NaN or ±inf anywhere in x (with outlier-free or outlier blocks around it) reaches
+    every output row, whatever the scales (a zero scale included) and zero points."""
+    qw = _MATS[mat]
+    x = np.random.default_rng(len(where)).standard_normal(512).astype(np.float32)
+    if spread:
+        x[::97] *= 200  # outlier blocks: the VNNI/AVX2 kernels' float32 side
+    x[where] = value
+    qn.use_w4_path(path)
+    try:
+        y = qn.gemv_q(qw, x)
+        with pytest.raises(InvalidInputError, match=r"NaN|finite|inf"):
+            quant.GemvPlan(qw)(x)
+    finally:
+        qn.use_w4_path(None)
+    assert not np.isfinite(y).any()
