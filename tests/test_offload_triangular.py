@@ -100,17 +100,8 @@ def test_untouched_triangle_stays_bit_identical(name):
     np.testing.assert_allclose(got[pos][keep], want[pos][keep], rtol=1e-12)
 
 
-def test_in_place_rows_read_before_they_are_written():
-    """trmm: row i reads rows below it (not yet written); forward substitution: rows above it
-    (already solved) — both as the loop does, since the row loop keeps its order."""
-    (b,) = offload.analyze(K.trmm_inplace).blocks
-    assert "B[_hbr1:" in b.call and "B[i + 1:max(min(n, _hbr1), 0)" in b.call
-    (b,) = offload.analyze(K.forward_substitution).blocks
-    assert "x[:_hbr0]" in b.call and "x[_hbr0:i]" in b.call
-    L, x = np.tril(_m(n, n), -1), _m(n)
-    got = x.copy()
-    _python_variant(K.forward_substitution)(L, got)
-    np.testing.assert_allclose(got, np.linalg.solve(L + np.eye(n), x), rtol=1e-10)
+# in-place rows (trmm, forward substitution): test_offload_triangular_panels.py
+# test_in_place_panels_read_rows_as_the_loop_does, which asserts the same and more
 
 
 @pytest.mark.parametrize("name", NEAR)
