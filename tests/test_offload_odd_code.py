@@ -92,6 +92,9 @@ def test_search_plan_gives_the_plain_result(name):
         assert not plan.loops
         assert plan.fallback in plan.summary() and plan.fallback in plan.notes[0]
         assert plan.source().startswith(f"# hetlab.offload: {report.name} runs as written")
+        assert set(plan.table()["destination"]) <= {"host (as written)"}
+        plan.destinations()
+        assert plan.fallback in repr(plan)
     else:
         assert plan.verified
 
@@ -109,17 +112,16 @@ def _serial_njit_agrees(report, fn, make) -> bool:
 def test_every_offloadable_loop_alone_gives_the_plain_result(name):
     """The search keeps only candidates verified on its own arguments; each loop the analysis
     lets run in parallel must also be right on other arguments, and compile wherever the
-    serial njit does. Where numba cannot compile the function or computes something else
-    than Python, the search must leave the function alone."""
+    serial njit does (where numba cannot compile the function or computes something else
+    than Python, test_search_plan_gives_the_plain_result checks the plan runs it as
+    written)."""
     fn, make = oc.CASES[name]
     report = offload.analyze(fn)
     genes = get_target("numba").genes(report)
     if not genes or report.refusals:
         pytest.skip("no loop to offload")
-    if not _serial_njit_agrees(report, fn, make):
-        plan = offload.search(fn, make(np.random.default_rng(0)), **QUICK)
-        assert plan.fallback and not plan.loops
-        return
+    if not _serial_njit_agrees(report, fn, make):  # its plan runs it as written (checked
+        pytest.skip("numba differs from Python here")  # by the search test above)
     for gene in genes:
         _agrees(fn, offload.transform(report, [gene]).compile(), make, seed=2)
 
@@ -162,9 +164,9 @@ def test_bad_search_arguments_are_invalid_input():
                 dict(targets=("nope",))):
         with pytest.raises(InvalidInputError):
             offload.search(fn, args, **{**QUICK, **bad})
-    with pytest.raises(InvalidInputError, match="args do not fit"):
+    with pytest.raises(InvalidInputError, match=r"mirror takes 1 arguments \(a\); got [02]"):
         offload.search(fn, (*args, 1), **QUICK)
-    with pytest.raises(InvalidInputError, match="args do not fit"):
+    with pytest.raises(InvalidInputError, match=r"mirror takes 1 arguments \(a\); got [02]"):
         offload.search(fn, (), **QUICK)
     with pytest.raises(InvalidInputError, match="args must be a tuple"):
         offload.search(fn, args[0], **QUICK)

@@ -45,9 +45,9 @@ def _check_args(report: Report, args: Sequence[Any]) -> tuple:
         bound = inspect.signature(report.source.call).bind(*args)
     except TypeError as exc:
         raise InvalidInputError(
-            f"offload.search: args do not fit {report.name}({', '.join(report.params)}): "
-            f"{exc}; got {len(args)} arguments. Pass one value per parameter (a parameter "
-            "with a default may be left out).") from None
+            f"offload.search: {report.name} takes {len(report.params)} arguments "
+            f"({', '.join(report.params)}); got {len(args)} ({exc}). Pass one value per "
+            "parameter (a parameter with a default may be left out).") from None
     bound.apply_defaults()
     full = tuple(bound.args)
     names = [*report.params, *(f"argument {k}" for k in range(len(report.params), len(full)))]

@@ -271,6 +271,9 @@ class Plan:
                 row["source"] = "modeled" if m is not None else ""
             row["chosen"] = self.target
             rows.append(row)
+        if not rows:  # no parallelizable nest: an empty table with the columns
+            return pd.DataFrame(columns=["nest", "line", "var", *loop_targets, "fpga",
+                                         "chosen"]).set_index("nest")
         return pd.DataFrame(rows).set_index("nest")
 
     def candidates(self) -> Any:
