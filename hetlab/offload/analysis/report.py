@@ -91,6 +91,11 @@ class Report:
                                       self.source.first_line)
 
     @property
+    def refusals(self) -> tuple[str, ...]:
+        """Why the function as a whole runs as written (never compiled), or ``()``."""
+        return self.source.refusals
+
+    @property
     def parallelizable(self) -> list[LoopReport]:
         """Loops that may run in parallel (verdict parallel or reduction)."""
         return [lp for lp in self.loops if lp.parallelizable]
@@ -239,7 +244,8 @@ def _analyze_loop(loop: Loop, loops: list[Loop], tree: LoopTree,
         rep.reasons = list(loop.unsupported)
         return rep
     if loop.var in written:
-        rep.verdict, rep.reasons = UNSUPPORTED, [f"loop variable {loop.var} is reassigned"]
+        rep.verdict, rep.reasons = UNSUPPORTED, [
+            f"unsupported: loop variable {loop.var} reassigned in its body at line {loop.line}"]
         return rep
     reasons: list[str] = []
     private = set(inner_vars)
@@ -253,7 +259,11 @@ def _analyze_loop(loop: Loop, loops: list[Loop], tree: LoopTree,
                 rep.private.append(s)
             continue
         op = reduction_op(body, s)
-        if op is not None and s not in arrays:
+        held = _not_a_number(loop, s)
+        if op is not None and held is not None:
+            reasons.append(f"scalar {s} holds {held}, not a number: its {op} updates are not a "
+                           "parallel reduction")
+        elif op is not None and s not in arrays:
             rep.reductions[s] = op
         else:
             reasons.append(f"scalar {s} carries a value from one iteration to the next")
@@ -268,6 +278,29 @@ def _analyze_loop(loop: Loop, loops: list[Loop], tree: LoopTree,
     elif rep.reductions:
         rep.verdict = REDUCTION
     return rep
+
+
+_NOT_NUMBERS = {ast.List: "a list", ast.Tuple: "a tuple", ast.Dict: "a dict",
+                ast.Set: "a set", ast.ListComp: "a list", ast.SetComp: "a set",
+                ast.DictComp: "a dict", ast.JoinedStr: "a str"}
+
+
+def _not_a_number(loop: Loop, name: str) -> str | None:
+    """What ``name`` holds when some assignment in the function (or an update in ``loop``)
+    gives it a str, bytes or container value (``out = ""``, ``acc += [x]``), or None."""
+    function_body = loop.path[0][0] if loop.path else loop.node.body
+    for node in (n for s in function_body for n in ast.walk(s)):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if not any(isinstance(t, ast.Name) and t.id == name for t in targets) \
+                    or node.value is None:
+                continue
+            for v in ast.walk(node.value):
+                if isinstance(v, ast.Constant) and isinstance(v.value, (str, bytes)):
+                    return f"a {type(v.value).__name__}"
+                if type(v) in _NOT_NUMBERS:
+                    return _NOT_NUMBERS[type(v)]
+    return None
 
 
 def _size_names(tree: ast.FunctionDef) -> frozenset[str]:
@@ -321,7 +354,11 @@ def analyze(fn: Callable[..., Any] | FunctionSource) -> Report:
         One :class:`LoopReport` per loop in source order: read/write sets, private scalars,
         reductions, carried dependences (with distance vectors) and the verdict. Constructs
         that cannot be analyzed (while loops, unknown calls, attributes) make the loops around
-        them ``"unsupported"``; nothing is raised for them. The analysis is conservative:
+        them ``"unsupported"`` (reason ``"unsupported: <construct> at line N"``); a function
+        numba cannot compile as called (``*args``, ``**kwargs``, keyword-only parameters, a
+        bound method, a generator, a ``try`` statement) has every loop unsupported and its
+        reasons in ``report.refusals`` and ``report.notes`` (``search`` runs it as written).
+        Nothing is raised for them. The analysis is conservative:
         when unsure, sequential. Array arguments are assumed not to alias one another
         (compiled variants check that at every call); names bound inside the function to
         views or aliases (``b = a[1:]``, ``a.T``, ``a.reshape(…)``, ``f(a)``), hidden writes
@@ -349,6 +386,13 @@ def analyze(fn: Callable[..., Any] | FunctionSource) -> Report:
     nonneg = _size_names(src.tree)
     reports = [_analyze_loop(lp, tree.loops, tree, src.namespace, aliases, nonneg)
                for lp in tree.loops]
+    if src.refusals:  # the function runs as written: no loop of it is offloaded
+        for rep in reports:
+            own = rep.reasons if rep.verdict == UNSUPPORTED else []
+            rep.verdict, rep.reasons = UNSUPPORTED, [*src.refusals, *own]
+            rep.reductions, rep.private = {}, []
+        return Report(src.name, src.params, reports, [*src.refusals, *tree.notes], src, [],
+                      aliases)
     blocks = find_blocks(tree.loops, aliases, nonneg)
     for b in blocks:  # the blocks' parallel helpers, defined in the namespace copy (.parhelp)
         install(b.numba_call or b.call, src.namespace)

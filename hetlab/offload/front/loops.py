@@ -84,7 +84,7 @@ class _Walker:
         return self.line0 + getattr(node, "lineno", 1) - 1
 
     def problem(self, text: str, node: ast.AST) -> None:
-        msg = f"{text} (line {self.line(node)})"
+        msg = f"unsupported: {text} at line {self.line(node)}"
         if not self.stack:
             self.notes.append(msg)
         for i in self.stack:

@@ -25,24 +25,41 @@ class FunctionSource:
     tree: ast.FunctionDef
     namespace: dict[str, Any]
     first_line: int
+    #: why the function as a whole is run as written, never compiled (``"unsupported: … at
+    #: line N"``): a signature or construct numba would compile to something else, or not at
+    #: all (:func:`whole_function_refusals`)
+    refusals: tuple[str, ...] = ()
+    #: the callable to run as written (a bound method stays bound); ``fn`` when None
+    original: Callable[..., Any] | None = None
 
     @property
     def params(self) -> list[str]:
-        """Positional parameter names, in order."""
+        """Positional parameter names, in order (a bound method's first one, ``self``, not
+        counted: the caller does not pass it)."""
         a = self.tree.args
-        return [p.arg for p in (*a.posonlyargs, *a.args)]
+        names = [p.arg for p in (*a.posonlyargs, *a.args)]
+        return names[1:] if isinstance(self.original, types.MethodType) else names
+
+    @property
+    def call(self) -> Callable[..., Any]:
+        """The function as the caller calls it (bound method included)."""
+        return self.original if self.original is not None else self.fn
 
 
 def read_function(fn: Any) -> FunctionSource:
     """Return the :class:`FunctionSource` of a plain Python function.
 
+    Functions numba cannot compile as they are called (``*args``, ``**kwargs``,
+    keyword-only parameters, bound methods, generators, ``try`` statements) are read too:
+    :attr:`FunctionSource.refusals` says why they run as written.
+
     Raises
     ------
     InvalidInputError
         ``fn`` is not a Python function (a built-in, a C function, a class, a lambda) or its
-        source cannot be read (defined in an interactive string), or it takes ``*args``,
-        ``**kwargs`` or keyword-only arguments.
+        source cannot be read (defined in an interactive string).
     """
+    original = fn if isinstance(fn, types.MethodType) else None
     if isinstance(fn, types.MethodType):
         fn = fn.__func__
     py_func = getattr(fn, "py_func", None)  # a numba dispatcher: analyze the Python function
@@ -72,11 +89,84 @@ def read_function(fn: Any) -> FunctionSource:
         raise InvalidInputError(f"offload: no def statement found in the source of "
                                 f"{fn.__name__!r}.")
     tree = defs[0]
-    a = tree.args
-    if a.vararg or a.kwarg or a.kwonlyargs:
-        raise InvalidInputError(f"offload: {fn.__name__} must take positional parameters only; "
-                                "got *args, **kwargs or keyword-only parameters.")
     tree.decorator_list = []
-    closure = inspect.getclosurevars(fn)
-    namespace = {**fn.__globals__, **closure.nonlocals}
-    return FunctionSource(fn, fn.__name__, text, tree, namespace, first)
+    try:
+        closure = inspect.getclosurevars(fn)
+        nonlocals = dict(closure.nonlocals)
+    except (ValueError, TypeError):  # an empty cell (a closure variable not yet bound)
+        nonlocals = {}
+    namespace = {**fn.__globals__, **nonlocals}
+    refusals = whole_function_refusals(tree, first, bound=original is not None)
+    return FunctionSource(fn, fn.__name__, text, tree, namespace, first, refusals, original)
+
+
+def _own_nodes(tree: ast.FunctionDef) -> list[ast.AST]:
+    """Nodes of ``tree``'s body, not descending into nested functions, lambdas or classes."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                 ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def whole_function_refusals(tree: ast.FunctionDef, first_line: int,
+                            bound: bool = False) -> tuple[str, ...]:
+    """Why a function cannot be compiled as a whole, one ``"unsupported: <construct> at line
+    N"`` each: what numba would reject or compile with other semantics than Python's.
+
+    Parameters
+    ----------
+    tree : ast.FunctionDef
+        The function's definition (line numbers relative to its source).
+    first_line : int
+        Line of the ``def`` in its file (line numbers reported are the file's).
+    bound : bool
+        The function is called as a bound method (its ``self`` is a Python object).
+
+    Examples
+    --------
+    >>> import ast
+    >>> t = ast.parse("def f(a, *, k=1):\\n    yield a").body[0]
+    >>> for why in whole_function_refusals(t, 10):
+    ...     print(why.split(" (")[0])
+    unsupported: keyword-only parameter k at line 10
+    unsupported: generator function at line 11
+    """
+    def at(node: ast.AST) -> int:
+        return first_line + getattr(node, "lineno", 1) - 1
+
+    out: list[str] = []
+    a = tree.args
+    line = at(tree)
+    if bound:
+        out.append(f"unsupported: bound method at line {line} (its self is a Python object "
+                   "numba cannot type)")
+    if a.vararg is not None:
+        out.append(f"unsupported: *{a.vararg.arg} parameter at line {line} (a compiled variant "
+                   "takes a fixed list of positional arguments)")
+    if a.kwarg is not None:
+        out.append(f"unsupported: **{a.kwarg.arg} parameter at line {line} (a compiled "
+                   "variant takes positional arguments only)")
+    for k in a.kwonlyargs:
+        out.append(f"unsupported: keyword-only parameter {k.arg} at line {line} (a compiled "
+                   "variant takes positional arguments only)")
+    nodes = sorted(_own_nodes(tree), key=lambda n: getattr(n, "lineno", 0))
+    seen: set[str] = set()
+    for node in nodes:
+        if isinstance(node, (ast.Yield, ast.YieldFrom)) and "yield" not in seen:
+            seen.add("yield")
+            out.append(f"unsupported: generator function at line {at(node)} (yield: a "
+                       "compiled variant would return a numba generator, not Python's)")
+        elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))) \
+                and "try" not in seen:
+            seen.add("try")
+            out.append(f"unsupported: try statement at line {at(node)} (numba raises other "
+                       "exceptions than Python, e.g. none for an index out of range)")
+        elif isinstance(node, (ast.AsyncFunctionDef, ast.Await)) and "async" not in seen:
+            seen.add("async")
+            out.append(f"unsupported: async code at line {at(node)}")
+    return tuple(out)

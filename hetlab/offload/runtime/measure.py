@@ -66,6 +66,15 @@ def outputs_of(result: Any, args: tuple) -> tuple:
 def _close(got: Any, want: Any) -> tuple[bool, float]:
     if want is None or got is None:
         return got is None and want is None, 0.0 if got is want else math.inf
+    if isinstance(want, (tuple, list)) and isinstance(got, (tuple, list)):
+        # element by element: a tuple of an array and a count is not one array
+        if len(got) != len(want):
+            return False, math.inf
+        return verify(tuple(got), tuple(want))
+    if isinstance(want, dict) or isinstance(got, dict):
+        if not (isinstance(want, dict) and isinstance(got, dict)) or set(got) != set(want):
+            return False, math.inf
+        return verify(tuple(got[k] for k in want), tuple(want.values()))
     g, w = np.asarray(got), np.asarray(want)
     if g.shape != w.shape:
         return False, math.inf

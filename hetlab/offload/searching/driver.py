@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 import time
 import warnings
@@ -22,10 +23,12 @@ from ..targets.generate import transform
 from ..targets.registry import describe_names, get_target, target_names
 from . import remote
 from .cost import Cost, among_work_figures, search_cost
+from .fallback import as_written_plan, codegen_failure, why_serial_failed
 from .fpga_step import fpga_plan
 from .ga import exhaustive_search, genetic_search
 from .load import load_record, logger, watch
 from .model import StaticModel
+from .numeric import keep_numeric_reductions
 from .options import FpgaOptions, GAOptions, MeasureOptions, choose_plan, split_legacy
 from .plan import Plan
 
@@ -33,15 +36,23 @@ __all__ = ["Plan", "search", "GAOptions", "MeasureOptions", "FpgaOptions"]
 
 
 def _check_args(report: Report, args: Sequence[Any]) -> tuple:
+    """``args`` as a full positional tuple (defaults filled in), refused when ``fn`` cannot
+    be called with them or when two of their arrays share memory."""
     if not isinstance(args, (tuple, list)):
         raise InvalidInputError(f"offload.search: args must be a tuple of {report.name}'s "
                                 f"arguments; got {type(args).__name__}.")
-    if len(args) != len(report.params):
+    try:
+        bound = inspect.signature(report.source.call).bind(*args)
+    except TypeError as exc:
         raise InvalidInputError(
             f"offload.search: {report.name} takes {len(report.params)} arguments "
-            f"({', '.join(report.params)}); got {len(args)}.")
+            f"({', '.join(report.params)}); got {len(args)} ({exc}). Pass one value per "
+            "parameter (a parameter with a default may be left out).") from None
+    bound.apply_defaults()
+    full = tuple(bound.args)
+    names = [*report.params, *(f"argument {k}" for k in range(len(report.params), len(full)))]
     arrays: list[tuple[str, np.ndarray]] = []
-    for n, a in zip(report.params, args, strict=True):
+    for n, a in zip(names, full, strict=True):
         array_leaves(a, n, arrays)
     for k, (na, a) in enumerate(arrays):
         for nb, b in arrays[k + 1:]:
@@ -49,14 +60,14 @@ def _check_args(report: Report, args: Sequence[Any]) -> tuple:
                 raise InvalidInputError(f"offload.search: arguments {na} and {nb} share memory; "
                                         "the analysis assumes arrays do not alias (pass "
                                         f"distinct arrays, e.g. {nb}.copy()).")
-    return tuple(args)
+    return full
 
 
 def _reference(report: Report, args: tuple, how: str, serial_v: Variant) -> tuple:
     if how not in ("python", "njit"):
         raise InvalidInputError(f"offload.search: reference must be 'python' or 'njit'; "
                                 f"got {how!r}.")
-    fn = report.source.fn if how == "python" else serial_v.compile()  # compiled once
+    fn = report.source.call if how == "python" else serial_v.compile()  # compiled once
     work = copy_args(args)
     try:
         out = fn(*work)
@@ -177,21 +188,43 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
     wanted = [t for t in order if id(t) in chosen]
     if not isinstance(budget, int) or budget < 1:
         raise InvalidInputError(f"offload.search: budget must be a positive int; got {budget!r}.")
-    serial_v = transform(report)
-    expected = _reference(report, args, reference, serial_v)
-    opts = dict(budget=budget, seed=seed, **ga.ga_kwargs())
     repeats, warmup, exhaustive = measure.repeats, measure.warmup, ga.exhaustive
+
+    def left_alone(reason: str) -> Plan:  # the function runs as written (.fallback)
+        expected = _reference(report, args, "python", None)  # type: ignore[arg-type]
+        plan = as_written_plan(report, args, expected, reason, repeats=repeats,
+                               warmup=warmup, target=wanted[0].name)
+        plan.alternatives, plan.search_s = {plan.target: plan}, time.perf_counter() - started
+        return plan
+
+    if report.refusals:
+        return left_alone("; ".join(report.refusals))
+    try:
+        serial_v = transform(report)
+    except Exception as exc:  # a construct code generation does not handle: reported
+        return left_alone(f"unsupported: the serial njit variant of {report.name} could not "
+                          f"be generated ({codegen_failure(exc)})")
+    try:
+        expected = _reference(report, args, reference, serial_v)
+    except HetlabError as exc:
+        if reference != "njit":
+            raise
+        return left_alone(f"the serial njit of {report.name} does not run ({exc.__cause__!r})")
+    opts = dict(budget=budget, seed=seed, **ga.ga_kwargs())
     prior = resume.alternatives if resume is not None else {}
-    serial = _measure(serial_v.compile(), args, expected, repeats=repeats, warmup=warmup)
+    with warnings.catch_warnings():  # numba's warnings on code it falls back on
+        warnings.simplefilter("ignore")
+        serial = _measure(serial_v.compile(), args, expected, repeats=repeats, warmup=warmup)
     if not serial.times_s:
-        raise HetlabError(f"offload.search: the serial njit variant of {report.name} did not "
-                          f"run ({serial.status}); numba must compile the function as written.")
-    auto_v = transform(report, parallel=True)
+        return left_alone(why_serial_failed(report.name, serial))
+    type_notes = keep_numeric_reductions(report, serial_v._build())  # str/list accumulators
     with warnings.catch_warnings():  # "no transformation for parallel execution was possible"
         warnings.simplefilter("ignore")
-        auto = _measure(auto_v.compile(), args, expected, repeats=repeats, warmup=warmup)
+        built_auto, auto = _built_and_measured(report, lambda: transform(report, parallel=True),
+                                               args, expected, repeats=repeats, warmup=warmup)
+    auto_v = built_auto or serial_v
     plans: dict[str, Plan] = {}
-    notes: list[str] = []
+    notes: list[str] = list(type_notes)
     for tgt in (t for t in wanted if t.stage == "loops"):
         why = tgt.ready()
         if why is not None:
@@ -273,11 +306,10 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
     base_v, base_m = (serial_v, serial) if not blocks else \
         (base_v or transform(report, blocks=blocks, target=target.name),
          (block_trials or {})[blocks])
-    fixed_v = target.fixed_serial(report, blocks) if hasattr(target, "fixed_serial") else None
+    fixed_v, m = _built_and_measured(report, lambda: target.fixed_serial(report, blocks),
+                                     args, expected, repeats=repeats, warmup=warmup,
+                                     timeout_s=timeout_s, sync=target.synchronize)
     if fixed_v is not None:  # the fixed passes alone: a serial candidate of its own
-        fixed_v.guard = alias_guard(report)
-        m = _measure(fixed_v.compile(), args, expected, repeats=repeats, warmup=warmup,
-                     timeout_s=timeout_s, sync=target.synchronize)
         if m.verified and m.times_s and m.time_s < base_m.time_s:
             base_v, base_m = fixed_v, m
     variants: dict[tuple[int, ...], Variant] = {zero: base_v}
@@ -292,6 +324,13 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
             chosen = [g for g, b in zip(genes, gene, strict=True) if b]
             variants[gene] = transform(report, chosen, target=target.name, blocks=blocks)
         return variants[gene]
+
+    def built(gene: tuple[int, ...]) -> Callable[..., Any] | Measurement:
+        """The candidate's callable, or a failed measurement when it cannot be built."""
+        try:
+            return variant(gene).compile()
+        except Exception as exc:  # a candidate the codegen cannot build
+            return Measurement(status=f"failed: code generation: {codegen_failure(exc)}")
 
     def best_s() -> float:
         return min((m.time_s for m in measured.values() if m.verified and m.times_s),
@@ -309,8 +348,10 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
         if gene not in measured:
             if cost.skip(loops_of(gene), base_m.time_s, best_s()):
                 measured[gene] = Measurement(status="pruned")
+            elif isinstance(fn := built(gene), Measurement):
+                measured[gene] = fn
             else:
-                measured[gene] = _measure(variant(gene).compile(), args, expected,
+                measured[gene] = _measure(fn, args, expected,
                                          repeats=repeats, warmup=warmup, timeout_s=timeout_s,
                                          sync=sync, cut_s=cost.cut_s(best_s()))
                 cost.done(gene)
@@ -413,14 +454,33 @@ def _try_blocks(report: Report, args: tuple, expected: tuple, serial: Measuremen
     trials: dict[tuple[str, ...], Measurement] = {}
     built = {} if built is None else built  # the variants, compiled once for the search
     for bs in _block_sets(report):
-        built[bs] = transform(report, blocks=bs, target=target.name)
-        trials[bs] = _measure(built[bs].compile(), args, expected, repeats=repeats,
-                             warmup=warmup, sync=target.synchronize)
+        v, trials[bs] = _built_and_measured(
+            report, lambda bs=bs: transform(report, blocks=bs, target=target.name), args,
+            expected, repeats=repeats, warmup=warmup, sync=target.synchronize)
+        if v is not None:
+            built[bs] = v
     good = [bs for bs, m in trials.items() if m.verified and m.times_s]
     best = min(good, key=lambda bs: trials[bs].time_s, default=())
     if best and trials[best].time_s < serial.time_s:
         return best, trials
     return (), trials
+
+
+def _built_and_measured(report: Report, build: Callable[[], Variant | None], args: tuple,
+                        expected: tuple, **options: Any) -> tuple[Variant | None, Measurement]:
+    """Build a variant (guarded like every candidate) and measure it; a variant that cannot
+    be generated is a failed measurement with the reason, never an exception. ``build``
+    returning None (nothing to try) gives ``(None, a "failed: nothing to build" one)``."""
+    try:
+        v = build()
+        if v is None:
+            return None, Measurement(status="failed: nothing to build")
+        if v.guard is None:
+            v.guard = alias_guard(report)
+        fn = v.compile()
+    except Exception as exc:  # reported as the candidate's status
+        return None, Measurement(status=f"failed: code generation: {codegen_failure(exc)}")
+    return v, _measure(fn, args, expected, **options)
 
 
 def _progress(show: bool, total: int, name: str) -> Any:

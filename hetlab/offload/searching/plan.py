@@ -125,6 +125,9 @@ class Plan:
     among_work_blas1_s: float = math.nan
     #: the machine's load during the search (:class:`~hetlab.offload.searching.load.LoadRecord`)
     load: LoadRecord | None = None
+    #: why the plan runs the function as written (nothing compiled); "" for a searched plan
+    #: (:mod:`hetlab.offload.searching.fallback`)
+    fallback: str = ""
 
     @property
     def loops(self) -> list[str]:
@@ -173,6 +176,8 @@ class Plan:
         when the call raises); capped at ``numba.config.NUMBA_NUM_THREADS``.
         """
         variant = self.variant()
+        if self.fallback:  # the original itself: nothing assumed, keywords passed through
+            return variant.compile(on_alias)
         if variant.guard is None:  # built elsewhere (a worker, an older plan): check anyway
             variant.guard = alias_guard(self.report)
         impl = variant.compile(on_alias)
@@ -208,7 +213,8 @@ class Plan:
             if self.modeled else ()
         kind = getattr(get_target(self.target), "loop_kind", "")
         for lp in self.report.loops:
-            dest = f"{self.target} {kind}" if lp.id in self.loops else "host"
+            dest = f"{self.target} {kind}" if lp.id in self.loops else \
+                "host (as written)" if self.fallback else "host"
             if lp.id in in_block:
                 b = in_block[lp.id]
                 dest = f"block {b.id} ({b.pattern}: {b.call})"
@@ -265,6 +271,9 @@ class Plan:
                 row["source"] = "modeled" if m is not None else ""
             row["chosen"] = self.target
             rows.append(row)
+        if not rows:  # no parallelizable nest: an empty table with the columns
+            return pd.DataFrame(columns=["nest", "line", "var", *loop_targets, "fpga",
+                                         "chosen"]).set_index("nest")
         return pd.DataFrame(rows).set_index("nest")
 
     def candidates(self) -> Any:
@@ -281,6 +290,11 @@ class Plan:
         return pd.DataFrame(rows).sort_values("time_s").reset_index(drop=True)
 
     def summary(self) -> str:
+        if self.fallback:
+            m = self.measurements[self.best]
+            return (f"offload.search({self.report.name}, target={self.target}): offload "
+                    f"nothing; runs as written: {self.fallback}; {m.time_s * 1e3:.3g} ms "
+                    f"({m.status})" + "".join(f"\nnote: {n}" for n in self.notes[1:]))
         ex = (f"; exhaustive optimum {self.exhaustive.fitness:.2f}× over all "
               f"{2 ** len(self.genes)} patterns" if self.exhaustive else "")
         thr = (f"; {self.thread_choice} threads within tolerance of the best"

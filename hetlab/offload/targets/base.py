@@ -23,6 +23,7 @@ from ..analysis.report import Report
 from ..analysis.transforms import apply_transforms, tag_loops
 from ..analysis.transforms.statements import splice
 from ..runtime.guard import AliasGuard, check_on_alias
+from .steps import unit_step_pranges
 
 __all__ = ["Target", "TargetBase", "Variant", "for_nodes", "numba_source", "alias_guard",
            "wrap_like", "check_parallel", "check_blocks"]
@@ -260,6 +261,7 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
                              fixed=transforms, skip=skip, parallel=chosen,
                              collapsible=frozenset(lp.id for lp in report.loops
                                                    if lp.verdict == "parallel"), tiles=tiles)
+    unit_step_pranges(tree)  # numba's prange takes step 1 only
     par = bool(chosen) if parallel is None else parallel
     tree.decorator_list = [ast.Call(ast.Name("njit", ast.Load()), [],
                                     [ast.keyword("parallel", ast.Constant(par))])]
