@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -246,6 +247,11 @@ def _finite_input(value: Any) -> bool:
         return True
 
 
+def _names(name: str, message: str) -> bool:
+    """Whether ``message`` names ``name`` as a word (``n`` is not named by "count")."""
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", message) is not None
+
+
 def _same(a: Any, b: Any) -> bool:
     """Whether an argument kept its values: arrays, containers, sequences and dicts compared
     element by element; other objects by their attributes (identity when they have none)."""
@@ -281,7 +287,7 @@ def outcome(api: Api, arg: str | None, cls: str, kwargs: dict[str, Any],
             return "raw", f"TypeError: {str(e)[:200]}"
         except HetlabError as e:
             names = api.names.get(arg or "", ()) + ((arg,) if arg else ())
-            if arg and not any(n in str(e) for n in names):
+            if arg and not any(_names(n, str(e)) for n in names):
                 return "unnamed", f"{type(e).__name__}: {str(e)[:200]}"
             return "clear", type(e).__name__
         except _Hang:
