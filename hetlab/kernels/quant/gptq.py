@@ -136,8 +136,8 @@ def check_tokens(where: str, X: Any, n_in: int, token_weights: Any
             f"finite in float64; got {float(np.abs(x64).max()):.3g}. Rescale X.")
     if token_weights is None:
         return x64, np.full(t, 1.0 / t)
-    p = real_array(where, "token_weights", token_weights, nonempty=False, nonneg=True)
-    if p.shape != (t,) or p.sum() <= 0:
+    p = real_array(where, "token_weights", token_weights, nonempty=False)
+    if p.shape != (t,) or (p < 0).any() or p.sum() <= 0:
         raise InvalidInputError(
             f"{where}: token_weights must be {t} finite non-negative numbers (one per row of "
             f"X) with a positive sum; got shape {p.shape}."

@@ -33,7 +33,7 @@ import numpy as np
 
 from ...core.args import flag, integer, number, real_array, sequence
 from ...errors import InvalidInputError
-from .formats import QuantizedMatrix, check_bits, check_group_size, check_weights, quantize
+from .formats import BITS, QuantizedMatrix, check_bits, check_group_size, check_weights, quantize
 
 __all__ = ["BitPlan", "FusedPlan", "allocate_bits", "channel_importance"]
 
@@ -160,9 +160,9 @@ def _importance(i: int, imp: Any, n_in: int) -> tuple[np.ndarray, float]:
     if arr.shape == (n_in,) and (arr >= 0).all():
         return arr, 1.0
     raise InvalidInputError(
-        f"allocate_bits: importance[{i}] (for layers[{i}]) must be None, a number ≥ 0, "
-        f"channel importances of shape ({n_in},) or calibration inputs of shape "
-        f"(tokens, {n_in}); got shape {arr.shape}."
+        f"allocate_bits: importance[{i}] must be None, a number ≥ 0, channel importances of "
+        f"shape ({n_in},) or calibration inputs of shape (tokens, {n_in}) for layers[{i}]; "
+        f"got shape {arr.shape}."
     )
 
 
@@ -212,13 +212,18 @@ def allocate_bits(layers: Sequence[Any], target_bits: float, *, importance: Sequ
             f"{where}: layers must be a list of weight matrices; got one 2-D array (pass "
             "[w]).")
     layers = sequence(where, "layers", layers)
-    cands = tuple(sorted({check_bits(f"{where}: candidates", b)
-                          for b in sequence(where, "candidates", candidates)}))
+    listed = sequence(where, "candidates", candidates, nonempty=False)
+    if not listed or not all(isinstance(b, numbers.Integral) and not isinstance(b, bool)
+                             and int(b) in BITS for b in listed):
+        raise InvalidInputError(
+            f"allocate_bits: candidates must be a non-empty subset of {BITS}; got {candidates!r}."
+        )
+    cands = tuple(sorted({int(b) for b in listed}))
     if importance is not None:
         importance = sequence(where, "importance", importance)
         if len(importance) != len(layers):
             raise InvalidInputError(
-                f"{where}: importance must have one entry per matrix of layers "
+                f"{where}: importance must have one entry per layer (matrix of layers) "
                 f"({len(layers)}); got {len(importance)}.")
     target = number(where, "target_bits", target_bits, lo=0.0, lo_open=True)
     if block_rows is not None:
