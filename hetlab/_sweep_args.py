@@ -145,6 +145,10 @@ def check_path(fn: str, name: str, path: Any, *, must_exist: bool = False,
     out = os.fspath(path)
     if isinstance(out, bytes):
         out = os.fsdecode(out)
+    if "\x00" in out:  # C libraries (netCDF, HDF5) would cut the name at the NUL byte
+        raise InvalidInputError(
+            f"{fn}: {name} must not contain NUL bytes; got {out!r}. Pass a plain file name."
+        )
     if must_exist and not os.path.isfile(out):
         what = "a folder" if os.path.isdir(out) else "missing"
         raise InvalidInputError(
