@@ -28,10 +28,18 @@ def is_int(value: Any) -> bool:
     return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
 
 
-def check_int(fn: str, name: str, value: Any, *, minimum: int | None = None) -> int:
-    """``value`` as a Python int, or an error when it is not an int ≥ ``minimum``."""
-    if not is_int(value) or (minimum is not None and int(value) < minimum):
+#: most timed (or warm-up) calls of one unit: beyond it a sweep would run for days
+MAX_REPEATS = 100_000
+
+
+def check_int(fn: str, name: str, value: Any, *, minimum: int | None = None,
+              maximum: int | None = None) -> int:
+    """``value`` as a Python int, or an error when it is not an int in
+    ``[minimum, maximum]``."""
+    if (not is_int(value) or (minimum is not None and int(value) < minimum)
+            or (maximum is not None and int(value) > maximum)):
         bound = f" >= {minimum}" if minimum is not None else ""
+        bound += (" and" if bound else "") + f" <= {maximum}" if maximum is not None else ""
         raise InvalidInputError(f"{fn}: {name} must be an int{bound}; got {value!r}.")
     return int(value)
 
@@ -137,6 +145,10 @@ def check_path(fn: str, name: str, path: Any, *, must_exist: bool = False,
     out = os.fspath(path)
     if isinstance(out, bytes):
         out = os.fsdecode(out)
+    if "\x00" in out:  # C libraries (netCDF, HDF5) would cut the name at the NUL byte
+        raise InvalidInputError(
+            f"{fn}: {name} must not contain NUL bytes; got {out!r}. Pass a plain file name."
+        )
     if must_exist and not os.path.isfile(out):
         what = "a folder" if os.path.isdir(out) else "missing"
         raise InvalidInputError(

@@ -23,11 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from ._sweep_args import check_devices, check_int, check_kernel
+from ._sweep_args import MAX_REPEATS, check_devices, check_int, check_kernel
 from .core.dispatch import map_arrays, move_arrays
 from .core.modeled import ModeledRun
 from .core.registry import get_backend, get_impl, get_kernel
 from .core.spec import KernelSpec
+from .core.validation import check_allocation
 from .energy import energy_of, meter_for
 from .errors import BackendUnavailable, InvalidInputError, KernelNotSupported
 
@@ -84,15 +85,35 @@ def case_args(kernel: Any, size: int, seed: int) -> dict[str, Any]:
         Non-negative seed.
     """
     spec = check_kernel("case_args", kernel)
-    return _case_args(spec.name, check_int("case_args", "size", size, minimum=1),
-                      check_int("case_args", "seed", seed, minimum=0))
+    size = _check_case_size("case_args", size)
+    return _generated("case_args", size, lambda: _case_args(
+        spec.name, size, check_int("case_args", "seed", seed, minimum=0)))
 
 
 def case_for(kernel: Any, size: int, seed: int) -> tuple[dict[str, Any], Any]:
     """Validated host arguments and the reference result of a generated case (cached)."""
     spec = check_kernel("case_for", kernel)
-    return _case_for(spec.name, check_int("case_for", "size", size, minimum=1),
-                     check_int("case_for", "seed", seed, minimum=0))
+    size = _check_case_size("case_for", size)
+    return _generated("case_for", size, lambda: _case_for(
+        spec.name, size, check_int("case_for", "seed", seed, minimum=0)))
+
+
+def _check_case_size(fn: str, size: Any) -> int:
+    """A case of ``size`` items holds at least ``size`` 4-byte values: refuse, before
+    generating it, one that cannot fit this machine's memory."""
+    size = check_int(fn, "size", size, minimum=1)
+    check_allocation(fn, 4.0 * size, f"a case of size={size} (at least {size} 4-byte values)",
+                     "Use a smaller size.")
+    return size
+
+
+def _generated(fn: str, size: int, make: Callable[[], Any]) -> Any:
+    try:
+        return make()
+    except MemoryError:  # the generator's own arrays did not fit: the size is the cause
+        raise InvalidInputError(
+            f"{fn}: size={size} is too large: generating its case ran out of memory. Use a "
+            "smaller size.") from None
 
 
 @functools.lru_cache(maxsize=4)
@@ -186,8 +207,8 @@ def measure_unit(kernel: Any, device: str, size: int, *, seed: int = 0, repeats:
     name = check_devices("measure_unit", [device], name="device")[0]
     size = check_int("measure_unit", "size", size, minimum=1)
     seed = check_int("measure_unit", "seed", seed, minimum=0)
-    repeats = check_int("measure_unit", "repeats", repeats, minimum=1)
-    warmup = check_int("measure_unit", "warmup", warmup, minimum=1)
+    repeats = check_int("measure_unit", "repeats", repeats, minimum=1, maximum=MAX_REPEATS)
+    warmup = check_int("measure_unit", "warmup", warmup, minimum=1, maximum=MAX_REPEATS)
     if not isinstance(energy, bool):
         raise InvalidInputError(f"measure_unit: energy must be True or False; got {energy!r}.")
     backend = get_backend(name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 from .core.registry import backend_names, get_backend
@@ -46,5 +47,16 @@ def devices(*, peaks: bool = True) -> Any:
 
 
 def set_threads(n: int) -> None:
-    """Use ``n`` CPU threads in the numba backend's parallel kernels."""
-    get_backend("numba").set_threads(n)  # type: ignore[attr-defined]
+    """Use ``n`` CPU threads in the numba backend's parallel kernels.
+
+    ``n`` is an int in ``[1, numba.config.NUMBA_NUM_THREADS]``; InvalidInputError otherwise.
+    """
+    from .errors import InvalidInputError
+
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise InvalidInputError(
+            f"set_threads: n must be an int (threads, >= 1); got {n!r} ({type(n).__name__}).")
+    try:
+        get_backend("numba").set_threads(int(n))  # type: ignore[attr-defined]
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"set_threads: n out of range: {exc}") from None

@@ -140,6 +140,27 @@ def _fpga_power(kernel: str) -> tuple[float, str]:
     return watts, f"modeled: {board} board {watts:g} W × modeled time ({src})"
 
 
+def _check_energy_args(kernel: Any, backend: Any, times_s: Any, threads: Any, metered_j: Any,
+                       meter_how: Any) -> tuple[list[float], int, float | None]:
+    """energy_of's arguments checked: (times in s, threads, metered joules or None)."""
+    from .core.args import integer, number, sequence
+
+    w = "energy_of"
+    if not isinstance(kernel, str) or not kernel:
+        raise InvalidInputError(f"{w}: kernel must be a kernel name (str); got {kernel!r}.")
+    if not isinstance(getattr(backend, "kind", None), str):
+        raise InvalidInputError(
+            f"{w}: backend must be a hetlab Backend (hetlab.core.registry.get_backend(name)); "
+            f"got {type(backend).__name__}.")
+    times = [number(w, f"times_s[{i}]", t, lo=0.0)
+             for i, t in enumerate(sequence(w, "times_s", times_s, nonempty=False))]
+    threads = integer(w, "threads", threads, 0, 1 << 20)
+    joules = None if metered_j is None else number(w, "metered_j", metered_j, lo=0.0)
+    if not isinstance(meter_how, str):
+        raise InvalidInputError(f"{w}: meter_how must be a str; got {type(meter_how).__name__}.")
+    return times, threads, joules
+
+
 def energy_of(kernel: str, backend: Any, times_s: list[float], threads: int,
               metered_j: float | None = None, meter_how: str = "") -> dict[str, Any]:
     """Energy figures of one unit: ``energy_j`` per call, ``power_w``, source and how.
@@ -156,6 +177,8 @@ def energy_of(kernel: str, backend: Any, times_s: list[float], threads: int,
     metered_j : float, optional
         Joules a counter read over all of ``times_s`` (then ``source="measured"``).
     """
+    times_s, threads, metered_j = _check_energy_args(kernel, backend, times_s, threads,
+                                                     metered_j, meter_how)
     total = float(sum(times_s))
     n = len(times_s)
     nan = {"energy_j": math.nan, "power_w": math.nan, "energy_source": "", "energy_how": ""}
@@ -204,6 +227,10 @@ def pareto_front(ds: Any, x: str = "time_s", y: str = "energy_j") -> Any:
     import numpy as np
     import pandas as pd
 
+    if not hasattr(ds, "data_vars") or not hasattr(ds, "sel"):
+        raise InvalidInputError(
+            f"pareto: ds must be an xarray.Dataset from hl.compare(..., energy=True); got "
+            f"{type(ds).__name__}.")
     for name, v in (("x", x), ("y", y)):
         if not isinstance(v, str) or v not in ds.data_vars:
             hint = " (compare(..., energy=True) adds energy_j)" if v == "energy_j" else ""

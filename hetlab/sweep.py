@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ._sweep_args import (
+    MAX_REPEATS,
     check_devices,
     check_int,
     check_kernel,
@@ -169,8 +170,8 @@ def compare(
     spec = check_kernel("compare", kernel)
     sizes = check_sizes("compare", sizes)
     names = check_devices("compare", devices)
-    repeats = check_int("compare", "repeats", repeats, minimum=1)
-    warmup = check_int("compare", "warmup", warmup, minimum=1)
+    repeats = check_int("compare", "repeats", repeats, minimum=1, maximum=MAX_REPEATS)
+    warmup = check_int("compare", "warmup", warmup, minimum=1, maximum=MAX_REPEATS)
     seed = check_int("compare", "seed", seed, minimum=0)
     progress = check_optional_bool("compare", "progress", progress)
     callback = check_optional_callable("compare", "callback", callback)

@@ -139,10 +139,18 @@ class Budget:
     """
 
     def __init__(self, total: int, shares: dict[str, int]) -> None:
-        if sum(shares.values()) > total or any(v < 0 for v in shares.values()):
+        if isinstance(total, bool) or not isinstance(total, numbers.Integral) or total < 1:
+            raise InvalidInputError(f"Budget: total must be a positive int (bytes); got {total!r}.")
+        ok = isinstance(shares, dict) and all(
+            isinstance(k, str) and isinstance(v, numbers.Integral) and not isinstance(v, bool)
+            for k, v in shares.items())
+        if not ok or sum(shares.values()) > total or any(v < 0 for v in shares.values()):
             raise InvalidInputError(
-                f"budget: shares {shares} must be >= 0 and add up to at most {total} bytes."
+                f"Budget: shares must map pool names (str) to ints >= 0 that add up to at most "
+                f"total ({total} bytes); got {shares!r}."
             )
+        total = int(total)
+        shares = {k: int(v) for k, v in shares.items()}
         self.total = int(total)
         self._cond = threading.Condition()
         self._pools = {k: Pool(self, k, v) for k, v in shares.items()}

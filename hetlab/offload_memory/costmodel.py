@@ -33,6 +33,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..core.args import integer, number
 from ..errors import InvalidInputError
 from .report import Report
 
@@ -83,11 +84,11 @@ def break_even_budget(layer_bytes: int, n_layers: int, read_s: float, compute_s:
     read_s, compute_s : float
         Seconds to read and to compute one layer (e.g. medians of a report's items).
     """
-    if layer_bytes <= 0 or n_layers <= 0 or read_s < 0 or compute_s <= 0:
-        raise InvalidInputError(
-            f"break_even_budget: layer_bytes and n_layers must be > 0, read_s >= 0 and "
-            f"compute_s > 0; got {layer_bytes}, {n_layers}, {read_s}, {compute_s}."
-        )
+    w = "break_even_budget"
+    layer_bytes = integer(w, "layer_bytes", layer_bytes, 1, 2**62)
+    n_layers = integer(w, "n_layers", n_layers, 1, 2**31)
+    read_s = number(w, "read_s", read_s, lo=0.0)
+    compute_s = number(w, "compute_s", compute_s, lo=0.0, lo_open=True)
     k = 0 if read_s <= compute_s else min(n_layers, math.ceil(n_layers * (1 - compute_s / read_s)))
     return int((k + 2) * layer_bytes)
 

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidInputError
+from ..kernels.quant.formats import check_group_size
 from .budget import Budget, BudgetError, format_bytes, parse_budget
 from .costmodel import resident_layers
 from .kvcache import SpillingKV
@@ -54,12 +55,29 @@ __all__ = ["stream", "StreamRun", "TIERS", "write_store"]
 
 #: slow tiers: a file on disk; host memory copied to a GPU (needs cupy and a GPU)
 TIERS = ("disk", "gpu")
+#: how the disk tier reads (see :class:`~.tiers.TierFile`)
+IO_CHOICES = ("auto", "direct", "buffered")
 
 
-def _check_int(name: str, value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise InvalidInputError(f"stream: {name} must be an int >= {low}; got {value!r}.")
+def _check_int(name: str, value: Any, low: int, high: int = 2**31 - 1) -> int:
+    if (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low
+            or value > high):
+        raise InvalidInputError(
+            f"stream: {name} must be an int in [{low}, {high}]; got {value!r}.")
     return int(value)
+
+
+def check_disk_args(where: str, group_size: Any, io: Any, path: Any) -> int:
+    """The disk tier's own arguments checked; returns ``group_size`` as an int."""
+    gs = check_group_size(where, group_size)
+    if not isinstance(io, str) or io not in IO_CHOICES:
+        raise InvalidInputError(f"{where}: io must be one of {IO_CHOICES}; got {io!r}.")
+    if path is not None and (not isinstance(path, (str, os.PathLike))
+                             or not os.path.isdir(os.fspath(path))):
+        raise InvalidInputError(
+            f"{where}: path must be None or an existing directory for the tier files; got "
+            f"{path!r}.")
+    return gs
 
 
 def _checked(model: Any, budget: Any, tier: Any, prefetch: Any, bits: Any, kv_budget: Any
@@ -71,7 +89,7 @@ def _checked(model: Any, budget: Any, tier: Any, prefetch: Any, bits: Any, kv_bu
             f"Model.from_minilm()); got {type(model).__name__}."
         )
     total = parse_budget(budget)
-    if tier not in TIERS:
+    if not isinstance(tier, str) or tier not in TIERS:
         raise InvalidInputError(f"stream: tier must be one of {TIERS}; got {tier!r}.")
     prefetch = _check_int("prefetch", prefetch, 0)
     bits = check_bits(bits)
@@ -109,7 +127,10 @@ class StreamRun:
         if tier == "gpu":
             raise InvalidInputError("StreamRun is the disk tier's run; build a GPU run with "
                                     "stream(model, tier='gpu', ...).")
-        self.model, self.tier, self.group_size = model, tier, int(group_size)
+        group_size = check_disk_args("stream", group_size, io, path)
+        if not isinstance(pin, (bool, np.bool_)):
+            raise InvalidInputError(f"stream: pin must be True or False; got {pin!r}.")
+        self.model, self.tier, self.group_size = model, tier, group_size
         self.budget = Budget(total, {"weights": total - kv, "kv": kv})
         self._weights = self.budget.pool("weights")
         self._own_dir = None

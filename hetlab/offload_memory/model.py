@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.args import integer, number
+from ..core.validation import check_allocation
 from ..errors import InvalidInputError
 from ..kernels.quant.formats import QuantizedMatrix, quantize
 from .blocks import MemoryKV, decoder_block, encoder_block
@@ -36,6 +38,8 @@ __all__ = ["Model", "PRESETS", "BITS", "to_blob", "from_blob"]
 
 #: weight widths a model streams: float32, float16, W8, W4
 BITS = (32, 16, 8, 4)
+#: most layers a model may have (its item list is built at construction)
+MAX_LAYERS = 100_000
 #: real decoder layer shapes (no grouped-query attention: every head has its own K and V)
 PRESETS: dict[str, dict[str, int]] = {
     "llama2-7b": {"d_model": 4096, "n_heads": 32, "d_ff": 11008, "n_layers": 32, "vocab": 32000},
@@ -161,12 +165,21 @@ class Model:
                 f"Model.decoder: d_model ({cfg['d_model']}) must be divisible by n_heads "
                 f"({cfg['n_heads']})."
             )
-        cfg["eps"] = float(eps)
+        where = "Model.decoder"
+        integer(where, "n_layers", cfg["n_layers"], 1, MAX_LAYERS)
+        seed = integer(where, "seed", seed, 0, 2**63 - 1)
+        cfg["eps"] = number(where, "eps", eps, lo=0.0, hi=1.0, lo_open=True)
         d, ff = int(cfg["d_model"]), int(cfg["d_ff"])
+        vocab = int(cfg["vocab"])
+        # the largest item (token table, or one layer) is generated whole, in float32, with
+        # one temporary of the same size
+        check_allocation(where, 8.0 * max(vocab * d, 4 * d * d + 3 * d * ff),
+                         f"one item of a decoder with d_model={d}, d_ff={ff}, vocab={vocab}",
+                         "Use smaller d_model, d_ff or vocab.")
 
         def source(item: str) -> dict[str, np.ndarray]:
             idx = -1 if item == "embed" else -2 if item == "final" else int(item[1:])
-            rng = np.random.default_rng([int(seed), idx + 2])
+            rng = np.random.default_rng([seed, idx + 2])
 
             def mat(rows: int, cols: int) -> np.ndarray:
                 w = rng.standard_normal((rows, cols), dtype=np.float32)

@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from ..core.args import integer, sequence
 from ..errors import InvalidInputError
 from .budget import BudgetError, parse_budget
 from .costmodel import predict
-from .executor import stream, write_store
+from .executor import check_disk_args, stream, write_store
 from .model import Model, check_bits
 
 __all__ = ["sweep"]
@@ -72,14 +73,19 @@ def sweep(model: Model, budgets: list[Any], prefetch: list[int] = (0, 1, 2),  # 
 
     if not isinstance(model, Model):
         raise InvalidInputError(f"sweep: model must be a Model; got {type(model).__name__}.")
-    if not budgets:
-        raise InvalidInputError("sweep: budgets must be a non-empty list such as ['64MB'].")
-    sizes = [parse_budget(b, "budgets") for b in budgets]
-    bits = [check_bits(b) for b in bits]
-    prefetch = list(prefetch)
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise InvalidInputError(f"sweep: repeats must be an int >= 1; got {repeats!r}.")
+    sizes = [parse_budget(b, f"sweep: budgets[{i}]")
+             for i, b in enumerate(sequence("sweep", "budgets", budgets))]
+    bits = [check_bits(b, f"bits[{i}]") for i, b in enumerate(sequence("sweep", "bits", bits))]
+    prefetch = [integer("sweep", f"prefetch[{i}]", p, 0, 2**31 - 1)
+                for i, p in enumerate(sequence("sweep", "prefetch", prefetch))]
+    for name, values in (("budgets", sizes), ("prefetch", prefetch), ("bits", bits)):
+        if len(set(values)) != len(values):
+            raise InvalidInputError(
+                f"sweep: {name} must not repeat a value (each is a coordinate); got {values}.")
+    repeats = integer("sweep", "repeats", repeats, 1, 10_000)
+    group_size = check_disk_args("sweep", group_size, io, path)
     tokens = _default_tokens(model) if tokens is None else tokens
+    model.prepare(tokens)  # checked once, before any file is written
     shape = (len(sizes), len(prefetch), len(bits))
     data = {k: np.full(shape, np.nan) for k in _VARS}
     status = np.full(shape, "ok", dtype=object)

@@ -10,7 +10,13 @@ import numpy as np
 from ...core.metrics import mismatch_fraction, relative_error
 from ...core.params import Param
 from ...core.spec import Cost, KernelSpec
-from ...core.validation import array_module, check_int, check_points, check_positive
+from ...core.validation import (
+    array_module,
+    check_allocation,
+    check_int,
+    check_points,
+    check_positive,
+)
 from ...errors import InvalidInputError
 from . import reference
 
@@ -29,7 +35,24 @@ def make_cloud(n: int, rng: np.random.Generator, *, kind: str = "uniform") -> np
 
     ``"clustered"`` draws 16 Gaussian blobs (σ = 0.02) plus 10% uniform background, a
     stand-in for the uneven density of LiDAR scans.
+
+    ``n`` is an int ≥ 0 (a cloud that would not fit this machine's memory is refused before
+    it is allocated), ``rng`` a ``numpy.random.Generator``; InvalidInputError otherwise.
+
+    >>> make_cloud(4, np.random.default_rng(0)).shape
+    (4, 3)
     """
+    n = check_int("make_cloud", "n", n, 0, 2**62)
+    if not isinstance(rng, np.random.Generator):
+        raise InvalidInputError(
+            f"make_cloud: rng must be a numpy.random.Generator; got {type(rng).__name__}. "
+            "Pass np.random.default_rng(seed).")
+    if not isinstance(kind, str):
+        raise InvalidInputError(
+            f"make_cloud: kind must be 'uniform' or 'clustered'; got {kind!r}.")
+    # float64 draws of the clustered cloud, its permutation and the float32 result
+    check_allocation("make_cloud", 3.0 * n * (8 * 3 + 4) + 8.0 * n,
+                     f"a cloud of n={n} points", "Use a smaller n.")
     if kind == "uniform":
         return rng.random((n, 3), dtype=np.float32)
     if kind == "clustered":

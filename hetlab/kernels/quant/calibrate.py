@@ -33,9 +33,14 @@ from typing import Any
 
 import numpy as np
 
+from ...core.args import flag, integer, real_array
+from ...core.validation import as_array
 from ...errors import InvalidInputError
 from .formats import QuantizedMatrix, check_weights, quantize
 from .gptq import CLIP_RATIOS, check_tokens, gptq
+
+#: most α values :func:`calibrate_awq` tries (each quantizes the whole matrix once)
+MAX_GRID = 1000
 
 __all__ = [
     "ScaledQuantizedMatrix", "calibrate_awq", "clip_search", "mbq_token_weights", "output_error",
@@ -88,9 +93,48 @@ class ScaledQuantizedMatrix:
 
 
 def output_error(w_eff: np.ndarray, w: np.ndarray, X: np.ndarray, p: np.ndarray) -> float:
-    """Token-weighted mean squared output error ``Σ_t p_t ‖X_t (w_eff − w)ᵀ‖² / out``."""
-    err = X @ (np.asarray(w_eff, np.float64) - w).T
-    return float(p @ np.einsum("to,to->t", err, err) / w.shape[0])
+    """Token-weighted mean squared output error ``Σ_t p_t ‖X_t (w_eff − w)ᵀ‖² / out``.
+
+    Parameters
+    ----------
+    w_eff, w : array-like of shape (out, in), real
+        Effective (e.g. dequantized) and original weights.
+    X : array-like of shape (tokens, in), real
+        Calibration inputs.
+    p : array-like of shape (tokens,), real ≥ 0
+        Token weights.
+
+    Raises
+    ------
+    InvalidInputError
+        Shapes that do not fit, NaN/inf, non-real dtypes, or values so large that the error
+        overflows float64.
+    """
+    where = "output_error"
+    we = real_array(where, "w_eff", w_eff, ndim=2)
+    w64 = real_array(where, "w", w, ndim=2)
+    x64 = real_array(where, "X", X, ndim=2)
+    p64 = real_array(where, "p", p, ndim=1, nonneg=True)
+    if we.shape != w64.shape:
+        raise InvalidInputError(
+            f"{where}: w_eff must have the shape of w {w64.shape}; got {we.shape}.")
+    if x64.shape[1] != w64.shape[1]:
+        raise InvalidInputError(
+            f"{where}: X must have {w64.shape[1]} columns (in_features of w); got shape "
+            f"{x64.shape}.")
+    if p64.shape != (x64.shape[0],):
+        raise InvalidInputError(
+            f"{where}: p must have one weight per row of X ({x64.shape[0]}); got shape "
+            f"{p64.shape}.")
+    with np.errstate(over="ignore", invalid="ignore"):
+        err = x64 @ (we - w64).T
+        value = float(p64 @ np.einsum("to,to->t", err, err) / w64.shape[0])
+    if not np.isfinite(value):
+        raise InvalidInputError(
+            f"{where}: w_eff, w and X must be small enough for the squared error to stay "
+            f"finite in float64; got |w_eff - w| up to {float(np.abs(we - w64).max()):.3g} "
+            f"and |X| up to {float(np.abs(x64).max()):.3g}. Rescale them.")
+    return value
 
 
 def clip_search(w: np.ndarray, X: np.ndarray, p: np.ndarray, *, bits: int, group_size: int,
@@ -173,9 +217,10 @@ def calibrate_awq(w: Any, X: Any, *, bits: int = 4, group_size: int = 128,
     """
     w64 = check_weights("calibrate_awq", w).astype(np.float64)
     x64, p = check_tokens("calibrate_awq", X, w64.shape[1], token_weights)
-    if isinstance(grid, bool) or not isinstance(grid, int) or grid < 1:
-        raise InvalidInputError(f"calibrate_awq: grid must be an int ≥ 1; got {grid!r}.")
-    if quantizer not in ("rtn", "gptq"):
+    grid = integer("calibrate_awq", "grid", grid, 1, MAX_GRID)
+    symmetric = flag("calibrate_awq", "symmetric", symmetric)
+    clip = flag("calibrate_awq", "clip", clip)
+    if not isinstance(quantizer, str) or quantizer not in ("rtn", "gptq"):
         raise InvalidInputError(
             f"calibrate_awq: quantizer must be 'rtn' or 'gptq'; got {quantizer!r}."
         )
@@ -221,9 +266,9 @@ def mbq_token_weights(labels: Any, sensitivity: Any) -> np.ndarray:
     >>> mbq_token_weights([0, 0, 0, 1], [1.0, 1.0])   # both groups weigh the same
     array([0.16666667, 0.16666667, 0.16666667, 0.5       ])
     """
-    lab = np.asarray(labels)
-    sens = np.asarray(sensitivity, dtype=np.float64)
-    if sens.ndim != 1 or sens.size == 0 or not np.isfinite(sens).all() or (sens < 0).any():
+    lab = as_array("mbq_token_weights", "labels", labels)
+    sens = real_array("mbq_token_weights", "sensitivity", sensitivity, nonempty=False)
+    if sens.ndim != 1 or sens.size == 0 or (sens < 0).any():
         raise InvalidInputError(
             f"mbq_token_weights: sensitivity must be a 1-D array of finite numbers ≥ 0; got "
             f"{sens!r}."

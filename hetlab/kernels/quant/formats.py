@@ -109,7 +109,28 @@ def pack_codes(codes: np.ndarray, bits: int, group_size: int) -> np.ndarray:
 
     Returns an array of shape (out, n * bits // 32), uint32, in the layout of the module
     docstring. Codes must already lie in ``[0, 2**bits)``.
+
+    Raises
+    ------
+    InvalidInputError
+        bits/group_size invalid; codes not a 2-D integer array whose rows are whole groups,
+        or values outside ``[0, 2**bits)``.
     """
+    bits = check_bits("pack_codes", bits)
+    group_size = check_group_size("pack_codes", group_size)
+    codes = _host(as_array("pack_codes", "codes", codes))
+    if (codes.dtype.kind not in "iu" or codes.ndim != 2 or codes.shape[1] % group_size
+            or codes.size == 0):
+        raise InvalidInputError(
+            f"pack_codes: codes must be a non-empty 2-D integer array of shape (out, n_groups * "
+            f"{group_size}); got {codes.dtype} of shape {codes.shape}. Convert with "
+            "codes.astype(np.uint8) and pad rows to whole groups."
+        )
+    if codes.size and (int(codes.min()) < 0 or int(codes.max()) >= 2**bits):
+        raise InvalidInputError(
+            f"pack_codes: codes must lie in [0, {2**bits}) for bits={bits}; got "
+            f"[{codes.min()}, {codes.max()}]."
+        )
     out, n = codes.shape
     ng = n // group_size
     q = codes.astype(np.uint32).reshape(out, ng, group_size)
@@ -125,9 +146,22 @@ def pack_codes(codes: np.ndarray, bits: int, group_size: int) -> np.ndarray:
 
 
 def unpack_codes(qweight: np.ndarray, bits: int, group_size: int) -> np.ndarray:
-    """Inverse of :func:`pack_codes`: uint32 (out, w) → uint8 codes (out, w * 32 // bits)."""
-    out = qweight.shape[0]
+    """Inverse of :func:`pack_codes`: uint32 (out, w) → uint8 codes (out, w * 32 // bits).
+
+    ``qweight`` must be a 2-D uint32 array whose rows hold whole groups
+    (``group_size * bits // 32`` words each); InvalidInputError otherwise.
+    """
+    bits = check_bits("unpack_codes", bits)
+    group_size = check_group_size("unpack_codes", group_size)
+    qweight = _host(as_array("unpack_codes", "qweight", qweight))
     wpg = group_size * bits // 32
+    if qweight.dtype != np.uint32 or qweight.ndim != 2 or qweight.shape[1] % wpg:
+        raise InvalidInputError(
+            f"unpack_codes: qweight must be a 2-D uint32 array with a multiple of {wpg} words "
+            f"per row (bits={bits}, group_size={group_size}); got {qweight.dtype} of shape "
+            f"{qweight.shape}. Pass the packed words of pack_codes or QuantizedMatrix.qweight."
+        )
+    out = qweight.shape[0]
     ng = qweight.shape[1] // wpg
     words = np.asarray(qweight).reshape(out, ng, wpg)
     codes = np.zeros((out, ng, group_size), dtype=np.uint8)
@@ -396,12 +430,7 @@ class QuantizedMatrix(OwnsArrays):
         }
         if self.zeros is not None:
             fields["zeros"] = _host(self.zeros)
-        if not isinstance(path, (str, os.PathLike)):
-            raise InvalidInputError(
-                f"QuantizedMatrix.save: path must be a str or os.PathLike; got "
-                f"{type(path).__name__}."
-            )
-        with open(os.fspath(path), "wb") as fh:
+        with open(_check_save_path(path), "wb") as fh:
             np.savez(fh, **fields)
 
     @classmethod
@@ -510,6 +539,12 @@ def load(path: str | os.PathLike[str]) -> QuantizedMatrix:
 
 def _host(a: Any) -> np.ndarray:
     return a if isinstance(a, np.ndarray) else a.get()
+
+
+def _check_save_path(path: Any) -> str:
+    from ...core.args import path_arg
+
+    return path_arg("QuantizedMatrix.save", "path", path)
 
 
 def check_weights(where: str, w: Any) -> np.ndarray:

@@ -43,6 +43,8 @@ from typing import Any
 
 import numpy as np
 
+from ...core.args import flag, integer, real_array
+from ...core.validation import as_array
 from ...errors import InvalidInputError
 from .formats import (
     QuantizedMatrix,
@@ -112,25 +114,35 @@ def _group_params(wg: np.ndarray, Hgg: np.ndarray, bits: int, symmetric: bool,
 
 def check_tokens(where: str, X: Any, n_in: int, token_weights: Any
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Calibration inputs as float64 (tokens, n_in) and token weights summing to 1."""
-    arr = np.asarray(X)
+    """Calibration inputs as float64 (tokens, n_in) and token weights summing to 1.
+
+    ``X`` must be a finite float array small enough that ``Xᵀ X`` stays finite in float64;
+    ``token_weights`` (optional) finite numbers ≥ 0, one per token, with a positive sum.
+    """
+    arr = X if isinstance(X, np.ndarray) else as_array(where, "X", X)
     if arr.dtype.kind != "f" or arr.ndim != 2 or arr.shape[1] != n_in or arr.shape[0] == 0:
         raise InvalidInputError(
-            f"{where}: X must be a float array of shape (tokens ≥ 1, {n_in}); got "
-            f"{arr.dtype} of shape {arr.shape}."
+            f"{where}: X must be a float array of shape (tokens ≥ 1, {n_in}) (in_features of "
+            f"w); got {arr.dtype} of shape {arr.shape}."
         )
     if not np.isfinite(arr).all():
         raise InvalidInputError(f"{where}: X must be finite; got NaN or inf values.")
+    x64 = real_array(where, "X", arr, ndim=2)
     t = arr.shape[0]
-    if token_weights is None:
-        return arr.astype(np.float64), np.full(t, 1.0 / t)
-    p = np.asarray(token_weights, dtype=np.float64)
-    if p.shape != (t,) or not np.isfinite(p).all() or (p < 0).any() or p.sum() <= 0:
+    limit = float(np.sqrt(np.finfo(np.float64).max / (4.0 * t * n_in)))
+    if float(np.abs(x64).max()) >= limit:
         raise InvalidInputError(
-            f"{where}: token_weights must be {t} finite non-negative numbers with a "
-            f"positive sum; got shape {p.shape}."
+            f"{where}: X must have |values| below {limit:.3g} so its second moments stay "
+            f"finite in float64; got {float(np.abs(x64).max()):.3g}. Rescale X.")
+    if token_weights is None:
+        return x64, np.full(t, 1.0 / t)
+    p = real_array(where, "token_weights", token_weights, nonempty=False)
+    if p.shape != (t,) or (p < 0).any() or p.sum() <= 0:
+        raise InvalidInputError(
+            f"{where}: token_weights must be {t} finite non-negative numbers (one per row of "
+            f"X) with a positive sum; got shape {p.shape}."
         )
-    return arr.astype(np.float64), p / p.sum()
+    return x64, p / p.sum()
 
 
 def gptq(w: Any, X: Any, *, bits: int = 4, group_size: int = 128, symmetric: bool = False,
@@ -194,14 +206,15 @@ def gptq(w: Any, X: Any, *, bits: int = 4, group_size: int = 128, symmetric: boo
             or not np.isfinite(damp):
         raise InvalidInputError(f"gptq: damp must be a number > 0 (e.g. 0.01); got {damp!r}.")
     ratios = None
+    symmetric = flag("gptq", "symmetric", symmetric)
+    act_order = flag("gptq", "act_order", act_order)
     if clip_ratios is not None:
-        ratios = np.atleast_1d(np.asarray(clip_ratios, dtype=np.float64))
+        ratios = np.atleast_1d(real_array("gptq", "clip_ratios", clip_ratios, nonempty=False))
         if ratios.ndim != 1 or ratios.size == 0 or not ((ratios > 0) & (ratios <= 1)).all():
             raise InvalidInputError(
                 f"gptq: clip_ratios must be numbers in (0, 1]; got {clip_ratios!r}."
             )
-    if isinstance(refine, bool) or not isinstance(refine, int) or refine < 0:
-        raise InvalidInputError(f"gptq: refine must be an int ≥ 0; got {refine!r}.")
+    refine = integer("gptq", "refine", refine, 0, 1000)
     ng = -(-n_in // group_size)
     n_pad = ng * group_size
     W = np.zeros((out, n_pad))

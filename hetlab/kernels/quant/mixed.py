@@ -31,8 +31,9 @@ from typing import Any
 
 import numpy as np
 
+from ...core.args import flag, integer, number, real_array, sequence
 from ...errors import InvalidInputError
-from .formats import BITS, QuantizedMatrix, check_weights, quantize
+from .formats import BITS, QuantizedMatrix, check_bits, check_group_size, check_weights, quantize
 
 __all__ = ["BitPlan", "FusedPlan", "allocate_bits", "channel_importance"]
 
@@ -65,6 +66,9 @@ class BitPlan:
     candidates: tuple[int, ...]
     errors: np.ndarray = field(repr=False)
 
+    def __post_init__(self) -> None:
+        _check_plan(self)
+
     def layer_bits(self, layer: int) -> list[int]:
         """Bits of the units of one layer."""
         return [b for b, (li, _) in zip(self.bits, self.units, strict=True) if li == layer]
@@ -75,14 +79,68 @@ class BitPlan:
                                zip(self.matrices, self.units, strict=True) if li == layer])
 
 
-def channel_importance(X: Any) -> np.ndarray:
-    """Hessian-diagonal proxy ``mean_t x_tc²`` of calibration inputs X (tokens, in)."""
-    arr = np.asarray(X, dtype=np.float64)
-    if arr.ndim != 2 or arr.shape[0] == 0 or not np.isfinite(arr).all():
+def _check_plan(p: BitPlan) -> None:
+    """A BitPlan's fields agree: one bit width, unit and matrix per unit, each matrix of its
+    unit's rows, finite error figures (what :class:`FusedPlan` and the methods rely on)."""
+    w = "BitPlan"
+    bits = sequence(w, "bits", p.bits)
+    units = sequence(w, "units", p.units)
+    mats = sequence(w, "matrices", p.matrices)
+    cands = sequence(w, "candidates", p.candidates)
+    for b in (*bits, *cands):
+        check_bits(w + ": bits and candidates", b)
+    if not len(bits) == len(units) == len(mats):
         raise InvalidInputError(
-            f"channel_importance: X must be a finite array of shape (tokens ≥ 1, in); got "
-            f"shape {arr.shape}."
-        )
+            f"{w}: bits, units and matrices must have one entry per unit; got lengths "
+            f"{len(bits)}, {len(units)}, {len(mats)}.")
+    for i, (u, m) in enumerate(zip(units, mats, strict=True)):
+        ok = (isinstance(u, tuple) and len(u) == 2 and isinstance(u[1], slice)
+              and isinstance(u[0], numbers.Integral) and not isinstance(u[0], bool)
+              and u[0] >= 0)
+        if not ok:
+            raise InvalidInputError(
+                f"{w}: units[{i}] must be a (layer index ≥ 0, row slice) pair; got {u!r}.")
+        if not isinstance(m, QuantizedMatrix):
+            raise InvalidInputError(
+                f"{w}: matrices[{i}] must be a QuantizedMatrix; got {type(m).__name__}.")
+        rows = u[1]
+        if (not all(isinstance(v, numbers.Integral) for v in (rows.start, rows.stop))
+                or rows.step not in (None, 1) or rows.stop - rows.start != m.out_features
+                or rows.start < 0):
+            raise InvalidInputError(
+                f"{w}: units[{i}] must slice the {m.out_features} rows of matrices[{i}] "
+                f"(slice(start, start + {m.out_features})); got {rows!r}.")
+        if m.bits != bits[i]:
+            raise InvalidInputError(
+                f"{w}: bits[{i}] must be the width of matrices[{i}] ({m.bits}); got {bits[i]!r}.")
+    layers = {u[0] for u in units}
+    if layers != set(range(len(layers))):
+        raise InvalidInputError(
+            f"{w}: units must cover layers 0…{len(layers) - 1} without gaps; got layers "
+            f"{sorted(layers)}.")
+    number(w, "average_bits", p.average_bits, lo=0.0)
+    number(w, "error", p.error, lo=0.0)
+    errs = real_array(w, "errors", p.errors, ndim=2, nonempty=False)
+    if errs.shape != (len(units), len(cands)):
+        raise InvalidInputError(
+            f"{w}: errors must have shape (units, candidates) = {(len(units), len(cands))}; "
+            f"got {errs.shape}.")
+
+
+def channel_importance(X: Any) -> np.ndarray:
+    """Hessian-diagonal proxy ``mean_t x_tc²`` of calibration inputs X (tokens, in).
+
+    ``X`` is a finite 2-D array of real numbers (tokens ≥ 1, in); values whose square
+    would overflow float64 are refused.
+    """
+    arr = real_array("channel_importance", "X", X, ndim=2)
+    big = float(np.abs(arr).max())
+    limit = float(np.sqrt(np.finfo(np.float64).max / arr.shape[0]))
+    if big >= limit:
+        raise InvalidInputError(
+            f"channel_importance: X must have |values| whose squares sum within float64 "
+            f"(below about {limit:.3g}); got "
+            f"{big:.3g}. Rescale X.")
     return (arr**2).mean(axis=0)
 
 
@@ -90,19 +148,21 @@ def _importance(i: int, imp: Any, n_in: int) -> tuple[np.ndarray, float]:
     """(h of shape (in,), λ) for layer i from None, a scalar, h (in,) or activations (t, in)."""
     if imp is None:
         return np.ones(n_in), 1.0
+    name = f"importance[{i}]"
     if isinstance(imp, numbers.Real) and not isinstance(imp, bool):
-        if not np.isfinite(imp) or imp < 0:
-            raise InvalidInputError(f"allocate_bits: importance[{i}] must be ≥ 0; got {imp}.")
-        return np.ones(n_in), float(imp)
-    arr = np.asarray(imp, dtype=np.float64)
+        return np.ones(n_in), number("allocate_bits", name, imp, lo=0.0)
+    arr = real_array("allocate_bits", name, imp, nonempty=False)
     if arr.ndim == 2 and arr.shape[1] == n_in:
-        return channel_importance(arr), 1.0
-    if arr.shape == (n_in,) and np.isfinite(arr).all() and (arr >= 0).all():
+        try:
+            return channel_importance(arr), 1.0
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"allocate_bits: {name}: {exc}") from None
+    if arr.shape == (n_in,) and (arr >= 0).all():
         return arr, 1.0
     raise InvalidInputError(
         f"allocate_bits: importance[{i}] must be None, a number ≥ 0, channel importances of "
-        f"shape ({n_in},) or calibration inputs of shape (tokens, {n_in}); got shape "
-        f"{arr.shape}."
+        f"shape ({n_in},) or calibration inputs of shape (tokens, {n_in}) for layers[{i}]; "
+        f"got shape {arr.shape}."
     )
 
 
@@ -146,19 +206,32 @@ def allocate_bits(layers: Sequence[Any], target_bits: float, *, importance: Sequ
     >>> plan.bits, plan.average_bits <= 3.75
     ([4, 3], True)
     """
-    if not layers:
-        raise InvalidInputError("allocate_bits: layers must be a non-empty sequence of matrices.")
-    cands = tuple(sorted({int(b) for b in candidates}))
-    if not cands or any(b not in BITS for b in cands):
+    where = "allocate_bits"
+    if isinstance(layers, np.ndarray) and layers.ndim == 2:
+        raise InvalidInputError(
+            f"{where}: layers must be a list of weight matrices; got one 2-D array (pass "
+            "[w]).")
+    layers = sequence(where, "layers", layers)
+    listed = sequence(where, "candidates", candidates, nonempty=False)
+    if not listed or not all(isinstance(b, numbers.Integral) and not isinstance(b, bool)
+                             and int(b) in BITS for b in listed):
         raise InvalidInputError(
             f"allocate_bits: candidates must be a non-empty subset of {BITS}; got {candidates!r}."
         )
-    if importance is not None and len(importance) != len(layers):
-        raise InvalidInputError(
-            f"allocate_bits: importance must have one entry per layer ({len(layers)}); got "
-            f"{len(importance)}."
-        )
-    ws = [check_weights(f"allocate_bits: layers[{i}]", w).astype(np.float64)
+    cands = tuple(sorted({int(b) for b in listed}))
+    if importance is not None:
+        importance = sequence(where, "importance", importance)
+        if len(importance) != len(layers):
+            raise InvalidInputError(
+                f"{where}: importance must have one entry per layer (matrix of layers) "
+                f"({len(layers)}); got {len(importance)}.")
+    target = number(where, "target_bits", target_bits, lo=0.0, lo_open=True)
+    if block_rows is not None:
+        block_rows = integer(where, "block_rows", block_rows, 1, 2**62)
+    relative = flag(where, "relative", relative)
+    group_size = check_group_size(where, group_size)
+    symmetric = flag(where, "symmetric", symmetric)
+    ws = [check_weights(f"{where}: layers[{i}]", w).astype(np.float64)
           for i, w in enumerate(layers)]
     units: list[tuple[int, slice]] = []
     errors, costs, mats = [], [], []
@@ -171,7 +244,10 @@ def allocate_bits(layers: Sequence[Any], target_bits: float, *, importance: Sequ
             scale = lam / float(((w[rows] ** 2) @ h).sum()) if relative else lam
             e_row, c_row, m_row = [], [], []
             for b in cands:
-                qw = quantize(w[rows], bits=b, group_size=group_size, symmetric=symmetric)
+                try:  # a matrix that cannot be quantized is refused naming it
+                    qw = quantize(w[rows], bits=b, group_size=group_size, symmetric=symmetric)
+                except InvalidInputError as exc:
+                    raise InvalidInputError(f"{where}: layers[{i}]: {exc}") from None
                 d = qw.dequantize(np.float64) - w[rows]
                 e_row.append(scale * float(((d * d) @ h).sum()))
                 c_row.append(8.0 * qw.nbytes)
@@ -182,7 +258,7 @@ def allocate_bits(layers: Sequence[Any], target_bits: float, *, importance: Sequ
     err = np.array(errors)
     cost = np.array(costs)
     n_weights = sum(w.size for w in ws)
-    budget = float(target_bits) * n_weights
+    budget = target * n_weights
     level = np.zeros(len(units), dtype=int)
     if cost[:, 0].sum() > budget * (1 + 1e-12):
         raise InvalidInputError(

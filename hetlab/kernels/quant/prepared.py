@@ -104,9 +104,10 @@ class GemvPlan:
         if out is None:
             return np.empty(self.out_features, np.float32)
         if not (type(out) is np.ndarray and out.dtype == np.float32
-                and out.shape == (self.out_features,) and out.flags.c_contiguous):
+                and out.shape == (self.out_features,) and out.flags.c_contiguous
+                and out.flags.writeable):
             raise InvalidInputError(
-                f"GemvPlan: out must be a C-contiguous float32 array of shape "
+                f"GemvPlan: out must be a writeable C-contiguous float32 array of shape "
                 f"({self.out_features},); got {type(out).__name__} "
                 f"{getattr(out, 'dtype', '')} {getattr(out, 'shape', '')}.")
         return out
