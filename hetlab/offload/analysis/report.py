@@ -287,7 +287,11 @@ _NOT_NUMBERS = {ast.List: "a list", ast.Tuple: "a tuple", ast.Dict: "a dict",
 
 def _not_a_number(loop: Loop, name: str) -> str | None:
     """What ``name`` holds when some assignment in the function (or an update in ``loop``)
-    gives it a str, bytes or container value (``out = ""``, ``acc += [x]``), or None."""
+    gives it a str, bytes or container value (``out = ""``, ``acc += [x]``), or None.
+
+    Only the value's own form counts (a literal, or an operand of ``+``/``*``, or a branch of
+    ``a if c else b``): ``s = A[i, j]`` or ``s = f((1, 2))`` hold whatever the subscript or
+    call gives, not the tuple written inside them."""
     function_body = loop.path[0][0] if loop.path else loop.node.body
     for node in (n for s in function_body for n in ast.walk(s)):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
@@ -295,11 +299,22 @@ def _not_a_number(loop: Loop, name: str) -> str | None:
             if not any(isinstance(t, ast.Name) and t.id == name for t in targets) \
                     or node.value is None:
                 continue
-            for v in ast.walk(node.value):
-                if isinstance(v, ast.Constant) and isinstance(v.value, (str, bytes)):
-                    return f"a {type(v.value).__name__}"
-                if type(v) in _NOT_NUMBERS:
-                    return _NOT_NUMBERS[type(v)]
+            held = _literal_kind(node.value)
+            if held is not None:
+                return held
+    return None
+
+
+def _literal_kind(v: ast.expr) -> str | None:
+    """"a str", "a list", … when the expression ``v`` itself builds such a value."""
+    if isinstance(v, ast.Constant) and isinstance(v.value, (str, bytes)):
+        return f"a {type(v.value).__name__}"
+    if type(v) in _NOT_NUMBERS:
+        return _NOT_NUMBERS[type(v)]
+    if isinstance(v, ast.BinOp):
+        return _literal_kind(v.left) or _literal_kind(v.right)
+    if isinstance(v, ast.IfExp):
+        return _literal_kind(v.body) or _literal_kind(v.orelse)
     return None
 
 
