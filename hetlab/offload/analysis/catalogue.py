@@ -20,7 +20,9 @@ scal                       ``C[i,j] *= β``                       ``C[…] *= β
 ========================== ===================================== ================================
 
 A statement with a summed index that is none of these is no match (the whole nest stays a
-loop nest). Sliced operands of ``@`` are wrapped in ``np.ascontiguousarray``; ``C[i,j] = 0``
+loop nest). Sliced operands of ``@`` are wrapped in ``np.ascontiguousarray`` (the numba form:
+only when partial at run time, :mod:`.nocopy`; and one pass over a product's output,
+:mod:`.epilogue`); ``C[i,j] = 0``
 followed by ``C[i,j] += …`` becomes one ``=``. numba has no ``np.einsum``: contractions over
 several indices are reshapes and one ``@``.
 """
