@@ -87,6 +87,13 @@ class _Emitter:
             return r.name, True
         if r.name in self.origin:
             return self.shifted(r), False
+        parts = self.parts(r)
+        if all(p == ":" for p in parts) and not r.fixed:
+            return r.name, True
+        return f"{r.name}[{', '.join(parts)}]", False
+
+    def parts(self, r: Ref) -> list[str]:
+        """The subscripts of ``r``'s array restricted to its loops' ranges, one per axis."""
         parts = []
         fixed = dict(r.fixed)
         free = iter(r.idx)
@@ -104,9 +111,7 @@ class _Emitter:
             if not _EXTENT.match(stop) and not (row and row.group(1) in self.nonneg):
                 stop = f"max({stop}, 0)"
             parts.append(f"{'' if start == '0' else start}:{stop}")
-        if all(p == ":" for p in parts) and not fixed:
-            return r.name, True
-        return f"{r.name}[{', '.join(parts)}]", False
+        return parts
 
     def shifted(self, r: Ref) -> str:
         """``r`` of an array whose element 0 along axis ``d`` is element ``origin[d]`` of the

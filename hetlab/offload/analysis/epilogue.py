@@ -29,7 +29,7 @@ at all after a scaling; constant terms; a temporary as output; triangular rows a
 ...             C[i, j] += alpha * A[i, k] * B[k, j]
 ... '''
 >>> print(emit(normalize(ast.parse(src).body[0]), numba=True)[1])  # doctest: +ELLIPSIS
-_hbt1 = ((A @ B) if C.shape[0] == A.shape[0] and ... else (... @ ...))
+_hbt1 = ((A[:C.shape[0]] @ B[:A.shape[1]]) if C.shape[1] == B.shape[1] else (... @ ...))
 for i in range(C.shape[0]):
     for j in range(C.shape[1]):
         C[i, j] = C[i, j] * beta + alpha * _hbt1[i, j]

@@ -9,19 +9,24 @@ whole array, contiguous already (C- or F-ordered: numba hands either to BLAS as 
 in numba the copy is a full pass over the operand for nothing (a sliced array has numba's
 ``'A'`` layout, so ``np.ascontiguousarray`` copies it whatever its strides).
 
-So, in the numba form, a product whose operands may be whole at run time is written as a
-conditional expression: the product on the arrays themselves when a run-time check says
-every such slice is whole, the product on the copies otherwise::
+So, in the numba form, each operand of a product is passed uncopied when a run-time check
+says its slice is a block of whole rows of its array: every axis but the first covers the
+array (``nk == A.shape[1]``), the first axis's range is kept as written (``A[:ni]``, which
+numba types C-ordered: a block of rows of a C-ordered array is contiguous; a whole
+F-ordered array is passed as it is, and any other layout numba's ``@`` copies itself). Each
+operand has its own check, so the product is a conditional expression with one branch per
+outcome, every branch binding the *product* (a fresh C-ordered array, or a scalar for
+``np.dot`` of vectors), never the operands: numba types all branches alike whatever the
+arguments' layouts::
 
-    ((A @ B) if ni == A.shape[0] and nk == A.shape[1] and nk == B.shape[0] and ...
-     else (np.ascontiguousarray(A[:ni, :nk]) @ np.ascontiguousarray(B[:nk, :nj])))
+    (((A[:ni] @ B[:nk]) if nj == B.shape[1] else (A[:ni] @ <copy of B[:nk, :nj]>))
+     if nk == A.shape[1] else (... the same with the copy of A[:ni, :nk] ...))
 
-Both branches bind the *product* (a fresh C-ordered array, or a scalar for ``np.dot`` of
-vectors), never the operands, so numba types the two branches alike whatever the layouts of
-the arguments. The check is exact: a start ``== 0`` and a stop ``== X.shape[d]`` on each
-sliced axis; a slice that holds a row fixed (triangular rows), starts at a non-zero literal or
-reads a shifted panel product is never whole and keeps its copy. The NumPy (and CuPy) form is
-unchanged: there ``np.ascontiguousarray`` of a contiguous whole slice is no copy.
+The checks are exact (``stop == X.shape[d]``, and ``start == 0`` for a non-literal start);
+a vector or a slice whose other axes are whole as written needs no check at all; a slice
+that holds a row fixed (triangular rows), starts at a non-zero literal on another axis or
+reads a shifted panel product keeps its copy. The NumPy (and CuPy) form is unchanged: there
+``np.ascontiguousarray`` of a contiguous slice is no copy.
 
 >>> import ast
 >>> from hetlab.offload.analysis.contraction import normalize
@@ -29,14 +34,13 @@ unchanged: there ``np.ascontiguousarray`` of a contiguous whole slice is no copy
 >>> src = '''
 ... for i in range(ni):
 ...     for j in range(nj):
-...         for k in range(nk):
+...         for k in range(A.shape[1]):
 ...             C[i, j] += A[i, k] * B[k, j]
 ... '''
 >>> code = emit(normalize(ast.parse(src).body[0]), numba=True)[1]
 >>> print(code.splitlines()[0])  # doctest: +NORMALIZE_WHITESPACE
-_hbt1 = ((A @ B) if ni == A.shape[0] and nk == A.shape[1] and nk == B.shape[0] and
-  nj == B.shape[1] else (np.ascontiguousarray(A[:max(ni, 0), :max(nk, 0)]) @
-  np.ascontiguousarray(B[:max(nk, 0), :max(nj, 0)])))
+_hbt1 = ((A[:max(ni, 0)] @ B[:A.shape[1]]) if nj == B.shape[1]
+  else (A[:max(ni, 0)] @ np.ascontiguousarray(B[:A.shape[1], :max(nj, 0)])))
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ from typing import Any
 
 from .tensor import Ref
 
-__all__ = ["whole_checks", "product", "contiguous"]
+__all__ = ["whole_checks", "row_block", "product", "contiguous"]
 
 _SIMPLE = re.compile(r"^[\w.]+(\[\d+\])?$")
 
@@ -56,7 +60,31 @@ def _par(text: str) -> str:
     return text if _SIMPLE.match(text) or re.match(r"^len\(\w+\)$", text) else f"({text})"
 
 
-def whole_checks(em: Any, r: Ref) -> list[str] | None:
+def row_block(em: Any, r: Ref) -> tuple[str, list[str]] | None:
+    """``r``'s slice as a block of whole rows, and the run-time conditions for it to be one.
+
+    A slice of a C-ordered array whose only partial axis is the first is contiguous, and numba
+    types ``X[a:b]`` (one slice, on the first axis) as C-ordered: no copy for ``@``. So the
+    first axis's range is kept as written and only the other axes are checked.
+
+    Returns
+    -------
+    tuple of (str, list of str) or None
+        ``(X or X[a:b], conditions on the other axes)``; None when the slice is never such a
+        block (a fixed row, a literal non-zero start on another axis, a shifted panel product).
+    """
+    if r.name in em.temps:
+        return r.name, []
+    if r.fixed or r.name in em.origin or not r.idx:
+        return None
+    checks = whole_checks(em, Ref(r.name, r.idx), first=1)
+    if checks is None:
+        return None
+    first = em.parts(r)[0]
+    return (r.name if first == ":" else f"{r.name}[{first}]"), checks
+
+
+def whole_checks(em: Any, r: Ref, first: int = 0) -> list[str] | None:
     """Run-time conditions under which ``r``'s slice (:meth:`.catalogue._Emitter.sliced`) is
     its whole array.
 
@@ -66,6 +94,8 @@ def whole_checks(em: Any, r: Ref) -> list[str] | None:
         The emitter (``nest.bounds``, ``temps``, ``origin``).
     r : Ref
         An operand.
+    first : int, default 0
+        The first axis checked (1: all but the rows, :func:`row_block`).
 
     Returns
     -------
@@ -80,6 +110,8 @@ def whole_checks(em: Any, r: Ref) -> list[str] | None:
         return None
     conds: list[str] = []
     for d, v in enumerate(r.idx):
+        if d < first:
+            continue
         start, stop = em.nest.bounds[v]
         if start == "0" and (stop == f"{r.name}.shape[{d}]"
                              or (d == 0 and stop == f"len({r.name})")):
@@ -116,18 +148,27 @@ def product(em: Any, operands: Sequence[tuple[Ref, Sequence[str]]],
     copies = [em.oriented(r, list(order), True) for r, order in operands]
     if not em.nocopy:
         return make(copies)
-    conds: list[str] = []
-    bare: list[str] = []
+    # per operand: (uncopied source, its run-time conditions, the copy)
+    choices: list[tuple[str, list[str], str]] = []
     for (r, order), text in zip(operands, copies, strict=True):
-        checks = whole_checks(em, r)
-        if not checks:  # whole as written (no copy there), or never whole
-            bare.append(text)
-            continue
-        conds += [c for c in checks if c not in conds]
-        bare.append(em.orient(r.name, list(r.idx), tuple(order)))
-    if not conds:
-        return make(copies)
-    return f"({make(bare)} if {' and '.join(conds)} else {make(copies)})"
+        block = row_block(em, r)
+        if block is None:  # never a block of rows: the copy
+            choices.append((text, [], text))
+        else:
+            choices.append((em.orient(block[0], list(r.idx), tuple(order)), block[1], text))
+
+    def build(k: int, chosen: list[str]) -> str:
+        # each operand decided by its own check (one operand's partial slice does not
+        # cost the other its copy-free branch)
+        if k == len(choices):
+            return make(chosen)
+        bare, conds, copy = choices[k]
+        if not conds:  # a block of rows as written (no copy, no check), or never one
+            return build(k + 1, [*chosen, bare])
+        return f"({build(k + 1, [*chosen, bare])} if {' and '.join(conds)} " \
+            f"else {build(k + 1, [*chosen, copy])})"
+
+    return build(0, [])
 
 
 def contiguous(em: Any, r: Ref, order: Sequence[str]) -> str:
