@@ -85,3 +85,17 @@ def test_cuda_block_array_code_check_with_numpy_standing_in_for_cupy(name):
     args = POSITIVE[name]()
     ok, err = verify(_run(v.compile(), args), _run(fn, args))
     assert ok, err
+
+
+def test_numba_form_uses_whole_operands_uncopied_and_copies_partial_ones():
+    (b,) = _gram(K.cov_scalar)  # rows up to n = X.shape[0]: whole at run time
+    assert "if n == X.shape[0]:\n    _hg = X.T @ X\nelse:" in b.numba_call
+    assert "_hx = np.ascontiguousarray(X[:max(n, 0), :])" in b.numba_call.split("else:")[1]
+    assert " if " not in b.call and "np.ascontiguousarray" in b.call  # NumPy/CuPy form kept
+    (b,) = _gram(K.cross_plus_form)  # literal starts 1 and 2: never whole, no check
+    assert b.numba_call == ""
+    v = offload.transform(K.corr_array_acc, blocks=[_gram(K.corr_array_acc)[0].id]).compile()
+    for m in (8, 5):  # whole, then partial columns (the copy)
+        args = (R.random((17, 8)), np.full((8, 8), -1.0), m)
+        ok, err = verify(_run(v, args), _run(K.corr_array_acc, args))
+        assert ok, (m, err)

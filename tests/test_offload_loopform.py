@@ -80,11 +80,18 @@ def test_numba_form_is_bit_identical_to_the_loops(fn, make):
         np.testing.assert_array_equal(g, w)  # same summation order: exact
 
 
-@pytest.mark.parametrize("fn", [K.product, K.transpose, K.col_sums_int, K.col_sums_offset],
-                         ids=["contraction", "same_shape_map", "int_temp", "offset_temp"])
+@pytest.mark.parametrize("fn", [K.transpose, K.col_sums_int, K.col_sums_offset],
+                         ids=["same_shape_map", "int_temp", "offset_temp"])
 def test_numpy_form_kept(fn):
     b = _block(fn)
     assert b.numba_call == ""
+
+
+def test_contraction_stays_a_blas_call():
+    # its numba form differs only by the uncopied whole operands and the fused pass over the
+    # output (analysis/nocopy.py, analysis/epilogue.py; tests/test_offload_blocks_epilogue.py)
+    b = _block(K.product)
+    assert "@" in b.numba_call and "prange" not in b.numba_call and "_hlp_" not in b.numba_call
 
 
 def test_numpy_form_kept_variants_still_match():

@@ -19,8 +19,10 @@ subscripts, and reductions that are none of these, are no match: the nest stays 
 A block is only a candidate: the search measures and verifies it like every other variant.
 
 A slice equal to the whole extent is written ``:``; a sliced operand of ``@`` is wrapped in
-``np.ascontiguousarray``; the code is plain NumPy that numba's ``njit`` compiles (float
-arrays: numba has no integer ``@``).
+``np.ascontiguousarray`` (in the numba form only when a run-time check finds it partial,
+:mod:`.nocopy`; there a product's output is also written in one fused pass, :mod:`.epilogue`);
+the code is plain NumPy that numba's ``njit`` compiles (float arrays: numba has no integer
+``@``).
 
 >>> from hetlab import offload
 >>> from hetlab.offload.examples import EXAMPLES
@@ -91,7 +93,8 @@ def match_nest(root: ast.For, may_alias: Callable[[str, str], bool] | None = Non
     nest = normalize(root)
     if nest is None:
         return match_triangular(root, may_alias, live, numba) \
-            or match_argmin(root, may_alias, live, numba) or match_gram(root, may_alias, live)
+            or match_argmin(root, may_alias, live, numba) \
+            or match_gram(root, may_alias, live, numba)
     if legal(nest, may_alias) is not None:
         return None
     if live is not None:

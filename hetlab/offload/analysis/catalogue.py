@@ -20,7 +20,9 @@ scal                       ``C[i,j] *= β``                       ``C[…] *= β
 ========================== ===================================== ================================
 
 A statement with a summed index that is none of these is no match (the whole nest stays a
-loop nest). Sliced operands of ``@`` are wrapped in ``np.ascontiguousarray``; ``C[i,j] = 0``
+loop nest). Sliced operands of ``@`` are wrapped in ``np.ascontiguousarray`` (the numba form:
+only when partial at run time, :mod:`.nocopy`; and one pass over a product's output,
+:mod:`.epilogue`); ``C[i,j] = 0``
 followed by ``C[i,j] += …`` becomes one ``=``. numba has no ``np.einsum``: contractions over
 several indices are reshapes and one ``@``.
 """
@@ -32,7 +34,10 @@ import re
 
 from .batched import leading_product, swap_first
 from .contraction import Ref, Stmt, TensorNest, Term
+from .epilogue import folds_scale, fuse
 from .loopform import loop_form
+from .nocopy import contiguous, product
+from .tensor import scaled
 from .vectorize import array_expr
 
 __all__ = ["emit", "LIBRARY"]
@@ -52,13 +57,21 @@ class _Emitter:
     def __init__(self, nest: TensorNest, numba: bool = False,
                  sizes: frozenset[str] = frozenset(),
                  origin: dict[str, dict[int, str]] | None = None,
-                 verbatim: dict[int, list[str]] | None = None) -> None:
+                 verbatim: dict[int, list[str]] | None = None,
+                 nocopy: bool | None = None) -> None:
         self.nest = nest
+        #: operands whole at run time are not copied (:mod:`.nocopy`): the numba form
+        self.nocopy = numba if nocopy is None else nocopy
         self.origin = origin or {}
         self.verbatim = dict(verbatim or {})
         self.nonneg = nest.nonneg | sizes
         self.numba = numba
         self.init: str | None = None
+        #: a scaling of the next statement's output, folded into its pass (.epilogue)
+        self.pending: Stmt | None = None
+        #: temporaries computed from products, read once: ``{name: (element expression,
+        #: subscripts, assignment line)}`` (.epilogue)
+        self.deferred: dict[str, tuple[str, tuple[str, ...], str]] = {}
         self.temps = set(nest.temps.values()) | {t for t, _ in nest.private.values()}
         self.lines: list[str] = []
         self.k = 0
@@ -74,6 +87,13 @@ class _Emitter:
             return r.name, True
         if r.name in self.origin:
             return self.shifted(r), False
+        parts = self.parts(r)
+        if all(p == ":" for p in parts) and not r.fixed:
+            return r.name, True
+        return f"{r.name}[{', '.join(parts)}]", False
+
+    def parts(self, r: Ref) -> list[str]:
+        """The subscripts of ``r``'s array restricted to its loops' ranges, one per axis."""
         parts = []
         fixed = dict(r.fixed)
         free = iter(r.idx)
@@ -91,9 +111,7 @@ class _Emitter:
             if not _EXTENT.match(stop) and not (row and row.group(1) in self.nonneg):
                 stop = f"max({stop}, 0)"
             parts.append(f"{'' if start == '0' else start}:{stop}")
-        if all(p == ":" for p in parts) and not fixed:
-            return r.name, True
-        return f"{r.name}[{', '.join(parts)}]", False
+        return parts
 
     def shifted(self, r: Ref) -> str:
         """``r`` of an array whose element 0 along axis ``d`` is element ``origin[d]`` of the
@@ -136,6 +154,12 @@ class _Emitter:
     # -- terms ---------------------------------------------------------------------------
     def term(self, t: Term, out: tuple[str, ...]) -> tuple[str, str]:
         """(entry, array expression in ``out``'s index order) of one term."""
+        kind, text, t = self.term_core(t, out)
+        return kind, scaled(t, text)
+
+    def term_core(self, t: Term, out: tuple[str, ...]) -> tuple[str, str, Term]:
+        """(entry, array expression of the term's factors without its scalar factors, the
+        term with three or more factors merged) of one term."""
         t = self.merge(t)
         if len(t.refs) == 1:
             kind, text = self.unary(t.refs[0], out)
@@ -145,12 +169,7 @@ class _Emitter:
             kind, text = "fill", ""
         else:
             raise _NoMatch("three factors")
-        coef = [c for c in t.coef if c not in ("1", "1.0")]
-        parts = [c if re.match(r"^[\w.]+$", c) else f"({c})" for c in coef]
-        text = " * ".join([*parts, text] if text else parts) or "1.0"
-        for d in t.div:
-            text += f" / {d}" if re.match(r"^[\w.]+$", d) else f" / ({d})"
-        return kind, text
+        return kind, text, t
 
     def merge(self, t: Term) -> Term:
         """Three or more factors: a factor whose subscripts are all in another's is multiplied
@@ -205,8 +224,7 @@ class _Emitter:
                 return "axpy", f"{self.oriented(x, list(out))} * {self.oriented(y, list(out))}"
             if batch or len(fa) != 1 or len(fb) != 1:
                 raise _NoMatch("broadcast product")
-            res = (f"np.outer({self.oriented(x, fa, True)}, "
-                   f"{self.oriented(y, fb, True)})")
+            res = product(self, [(x, fa), (y, fb)], lambda o: f"np.outer({o[0]}, {o[1]})")
             return "outer", self.orient(res, fa + fb, out)
         if batch:
             if len(batch) != 1 or len(k) != 1 or len(fa) > 1 or len(fb) > 1:
@@ -222,14 +240,15 @@ class _Emitter:
                 f"    {r}[{q}] = {a}[{q}] @ {b}[{q}]"]
             return "batched-matmul", self.orient(r, batch + fa + fb, out)
         if len(fa) <= 1 and len(fb) <= 1 and len(k) == 1:
-            ea, eb = self.oriented(x, fa + k, True), self.oriented(y, k + fb, True)
+            ops = [(x, fa + k), (y, k + fb)]
             if not fa and not fb:
-                return "dot", f"np.dot({ea}, {eb})"
+                return "dot", product(self, ops, lambda o: f"np.dot({o[0]}, {o[1]})")
             kind = "matmul" if fa and fb else "matvec"
-            return kind, self.orient(f"({ea} @ {eb})", fa + fb, out)
+            return kind, self.orient(product(self, ops, lambda o: f"({o[0]} @ {o[1]})"),
+                                     fa + fb, out)
         a, b = self.fresh(), self.fresh()
-        self.lines += [f"{a} = np.ascontiguousarray({self.oriented(x, fa + k)})",
-                       f"{b} = np.ascontiguousarray({self.oriented(y, k + fb)})"]
+        self.lines += [f"{a} = {contiguous(self, x, fa + k)}",
+                       f"{b} = {contiguous(self, y, k + fb)}"]
         nk = " * ".join(f"{a}.shape[{len(fa) + d}]" for d in range(len(k)))
         am = f"{a}.reshape(({' * '.join(f'{a}.shape[{d}]' for d in range(len(fa)))}, {nk}))" \
             if fa else f"{a}.reshape(({nk},))"
@@ -248,6 +267,11 @@ class _Emitter:
             self.lines += self.verbatim[id(s)]
             return "loop" if self.verbatim[id(s)] else "copy"  # none: written earlier
         tgt = self.target(s.out)
+        pend, self.pending = self.pending, None
+        flush = len(self.lines)
+        if pend is not None:  # a scaling held for this statement's pass (.epilogue)
+            self.stmt(pend, pend.op)
+        flushed = len(self.lines)
         if s.scale is not None:
             self.lines.append(f"{tgt} {s.op} {s.scale}")
             return "scal"
@@ -268,34 +292,27 @@ class _Emitter:
             return got_b
         mark = len(self.lines)
         try:
-            got = [self.term(t, s.out.idx) for t in s.terms]
+            cores = [self.term_core(t, s.out.idx) for t in s.terms]
         except _NoMatch:
             del self.lines[mark:]
             return self.vector(s, op) or self.loop(s)
-        kinds = [g[0] for g in got]
+        kinds = [c[0] for c in cores]
         if "fill" in kinds and (len(kinds) > 1 or s.out.name in self.temps or op != "="):
             if s.summed:
                 raise _NoMatch("constant summed")
             return self.loop(s)
+        fused = fuse(self, s, op, cores, pend) if self.numba else None
+        if fused is not None:  # products, then one pass over the output
+            del self.lines[flush:flushed]  # the held scaling: folded into the pass
+            self.lines += fused
+            return _entry(kinds, s, op)
+        got = [(k, scaled(t, text)) for k, text, t in cores]
         rhs = " + ".join(g[1] for g in got).replace("+ -1 * ", "- ")
         if s.out.name in self.temps and op == "=" and kinds in (["axpy"], ["transpose"]) \
                 and len(s.terms[0].coef) == 0 and not s.terms[0].div:
             rhs = f"np.copy({rhs})"  # a fresh temporary, not a view
         self.lines.append(f"{tgt} {op} {rhs}")
-        if kinds == ["fill"]:
-            return "fill"
-        if len(kinds) == 2 and kinds == ["matmul", "matmul"] and op == "+=":
-            return "rank-2k"
-        if kinds == ["axpy"] and not s.summed and op == "=":
-            refs = s.terms[0].refs
-            if refs == (s.out,):
-                return "scal"
-            return "copy" if not s.terms[0].coef and not s.terms[0].div else "axpy"
-        if kinds == ["sum"] and s.terms[0].div and s.out.idx:
-            return "mean"
-        if len(set(kinds)) == 1:
-            return kinds[0] if not (kinds[0] == "outer" and op == "+=") else "rank-1"
-        return "+".join(kinds)
+        return _entry(kinds, s, op)
 
     def vector(self, s: Stmt, op: str) -> str | None:
         """``s`` as one array expression (:mod:`.vectorize`), summed with ``np.sum`` over its
@@ -340,6 +357,24 @@ class _Emitter:
         return any(line.startswith(f"{s.out.name} ") for line in self.lines)
 
 
+def _entry(kinds: list[str], s: Stmt, op: str) -> str:
+    """The catalogue entry of a statement whose terms are ``kinds``."""
+    if kinds == ["fill"]:
+        return "fill"
+    if len(kinds) == 2 and kinds == ["matmul", "matmul"] and op == "+=":
+        return "rank-2k"
+    if kinds == ["axpy"] and not s.summed and op == "=":
+        refs = s.terms[0].refs  # type: ignore[index]
+        if refs == (s.out,):
+            return "scal"
+        return "copy" if not s.terms[0].coef and not s.terms[0].div else "axpy"  # type: ignore[index]
+    if kinds == ["sum"] and s.terms[0].div and s.out.idx:  # type: ignore[index]
+        return "mean"
+    if len(set(kinds)) == 1:
+        return kinds[0] if not (kinds[0] == "outer" and op == "+=") else "rank-1"
+    return "+".join(kinds)
+
+
 class _Temps(ast.NodeTransformer):
     """Scalar temporaries read in an epilogue → their element of the temporary array."""
 
@@ -358,7 +393,8 @@ class _Temps(ast.NodeTransformer):
 
 def emit(nest: TensorNest, numba: bool = False, sizes: frozenset[str] = frozenset(),
          origin: dict[str, dict[int, str]] | None = None,
-         verbatim: dict[int, list[str]] | None = None) -> tuple[str, str] | None:
+         verbatim: dict[int, list[str]] | None = None,
+         nocopy: bool | None = None) -> tuple[str, str] | None:
     """(entry name, NumPy statements) replacing ``nest``, or None when not in the catalogue.
 
     Parameters
@@ -375,6 +411,9 @@ def emit(nest: TensorNest, numba: bool = False, sizes: frozenset[str] = frozense
         the loop's element ``offset`` at their element 0 along ``axis``.
     verbatim : dict, optional
         ``{id(statement): lines}``: statements of ``nest`` emitted as the given lines.
+    nocopy : bool, optional
+        Whether operands that are whole arrays at run time skip their contiguous copy
+        (:mod:`.nocopy`); default: ``numba``.
 
     Returns
     -------
@@ -382,7 +421,7 @@ def emit(nest: TensorNest, numba: bool = False, sizes: frozenset[str] = frozense
         The entry (``"matmul"``, ``"matvec+matvec"``, ``"sum+scal"`` …) and the replacement
         source (one statement per line; a batched product or an epilogue adds loops).
     """
-    em = _Emitter(nest, numba, sizes, origin, verbatim)
+    em = _Emitter(nest, numba, sizes, origin, verbatim, nocopy)
     kinds: list[tuple[str, Stmt]] = []
     stmts = nest.stmts
     skip: set[int] = set()
@@ -401,6 +440,10 @@ def emit(nest: TensorNest, numba: bool = False, sizes: frozenset[str] = frozense
                 s, op = stmts[nxt], "="
             elif s.out.name in em.temps and s.op != "=" and not em.defined(s):
                 return None
+            elif folds_scale(em, s, stmts[nxt] if nxt is not None else None):
+                em.pending = s  # written by the next statement touching its output
+                kinds.append(("scal", s))
+                continue
             kinds.append((em.stmt(s, op), s))
             em.init = None
     except _NoMatch:

@@ -50,6 +50,7 @@ from collections.abc import Callable
 __all__ = ["match_gram"]
 
 _EXTENT = re.compile(r"^(\w+\.shape\[\d+\]|len\(\w+\)|\d+)$")
+_SIMPLE = re.compile(r"^[\w.]+(\[\d+\])?$")
 
 
 class _No(Exception):
@@ -88,8 +89,26 @@ def _len(stop: str) -> str:
     return stop if _EXTENT.match(stop) else f"max({stop}, 0)"
 
 
+def _whole(arr: str, i0: str, n: str, a0: str, stop: str) -> list[str] | None:
+    """Run-time conditions under which ``arr[i0:n, a0:stop]`` is all of ``arr`` (``[]``: as
+    written; None: never, a literal non-zero start)."""
+    conds = []
+    for d, (start, end) in enumerate(((i0, n), (a0, stop))):
+        if (start, end) == ("0", f"{arr}.shape[{d}]"):
+            continue
+        if start != "0":
+            if start.isdigit():
+                return None
+            conds.append(f"{start} == 0" if start.isidentifier() else f"({start}) == 0")
+        if not _SIMPLE.match(end):
+            end = f"({end})"
+        conds.append(f"{end} == {arr}.shape[{d}]")
+    return conds
+
+
 def match_gram(root: ast.For, may_alias: Callable[[str, str], bool] | None = None,
-               live: Callable[[str], bool] | None = None) -> tuple[str, str] | None:
+               live: Callable[[str], bool] | None = None,
+               numba: bool = False) -> tuple[str, str] | None:
     """``("gram (mirrored)", replacement source)`` for a mirrored Gram nest, or None.
 
     Parameters
@@ -100,15 +119,18 @@ def match_gram(root: ast.For, may_alias: Callable[[str, str], bool] | None = Non
         ``may_alias(x, y)``: whether two names may share storage.
     live : callable, optional
         ``live(name)``: whether a name's value after the nest may be read.
+    numba : bool, default False
+        The numba form: operands whole at run time are not copied (:mod:`.nocopy`); the
+        product is bound in both branches of the check.
     """
     try:
-        return "gram (mirrored)", _match(root, may_alias, live)
+        return "gram (mirrored)", _match(root, may_alias, live, numba)
     except _No:
         return None
 
 
 def _match(root: ast.For, may_alias: Callable[[str, str], bool] | None,
-           live: Callable[[str], bool] | None) -> str:
+           live: Callable[[str], bool] | None, numba: bool = False) -> str:
     if not isinstance(root.target, ast.Name) or root.orelse:
         raise _No("target")
     a = root.target.id
@@ -235,7 +257,15 @@ def _match(root: ast.For, may_alias: Callable[[str, str], bool] | None,
     pre = []
     if x[0] == y[0] and xs != x[0]:
         pre, xs, ys = [f"_hx = {xs}"], "_hx", "_hx"
-    lines = [*pre, f"_hg = {xs}.T @ {ys}", f"for {a} in range({a0}, {m}):"]
+    lines = [*pre, f"_hg = {xs}.T @ {ys}"]
+    checks = {arr: _whole(arr, i0, n, a0, bstop) for arr in dict.fromkeys((x[0], y[0]))}
+    conds = [c for cs in checks.values() for c in cs or ()]
+    if numba and conds:  # whole at run time: the arrays themselves, no copies (.nocopy)
+        bare = [arr if checks[arr] else text for arr, text in ((x[0], xs), (y[0], ys))]
+        lines = [f"if {' and '.join(dict.fromkeys(conds))}:",
+                 f"    _hg = {bare[0]}.T @ {bare[1]}", "else:",
+                 *("    " + ln for ln in lines)]
+    lines.append(f"for {a} in range({a0}, {m}):")
     if diag is not None:
         lines.append("    " + ast.unparse(diag))
     lines += [f"    _hr = _hg[{a} - {a0}, {a} + {d} - {a0}:]{scale}",

@@ -261,7 +261,7 @@ class _Panels:
         st = Stmt((0,) * len(vars_), vars_, out, "=", terms, ast.Pass(), None,
                   tuple(r for t in terms for r in t.refs), None)
         got = emit(TensorNest(pb, [st], [], {name: name}), sizes=frozenset({_R0, _R1}),
-                   origin=self.origin)
+                   origin=self.origin, nocopy=self.numba)
         if got is None or not all(k in LIBRARY for k in got[0].split("+")):
             self.k -= 1
             return None

@@ -5,9 +5,10 @@ statements and the nest; a module of its own so that the passes over a nest
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
-__all__ = ["Ref", "Term", "Stmt", "TensorNest", "TEMP_PREFIX"]
+__all__ = ["Ref", "Term", "Stmt", "TensorNest", "TEMP_PREFIX", "scaled"]
 
 #: prefix of the temporary arrays scalar temporaries are expanded to
 TEMP_PREFIX = "_hb"
@@ -79,3 +80,14 @@ class TensorNest:
     def scalar_outputs(self) -> set[str]:
         return {s.out.name for s in self.stmts if not s.out.array and s.out.name not in
                 self.temps.values()}
+
+
+def scaled(t: Term, text: str) -> str:
+    """``text`` (a term's factors) times the term's scalar factors, divided by its divisors,
+    in the term's order (``alpha * (A @ B) / n``)."""
+    coef = [c for c in t.coef if c not in ("1", "1.0")]
+    parts = [c if re.match(r"^[\w.]+$", c) else f"({c})" for c in coef]
+    text = " * ".join([*parts, text] if text else parts) or "1.0"
+    for d in t.div:
+        text += f" / {d}" if re.match(r"^[\w.]+$", d) else f" / ({d})"
+    return text
