@@ -210,3 +210,25 @@ def test_numbers_assigned_between_names_do_not_alias():
 def test_a_name_also_bound_to_a_view_is_not_a_number(fn):
     rep = offload.analyze(fn)
     assert rep.loop("L1").verdict != "parallel", str(rep)
+
+
+def _fill_with_param(x, out, k):
+    for i in range(1, x.shape[0] - 1):
+        for j in range(x.shape[1]):
+            out[i, j] = k
+
+
+def _store_param_in_list_slot(lst, a):
+    for i in range(len(lst)):
+        lst[i] = a  # a list param now holds a itself (a reference), n times
+        lst[i][0] += 1.0
+
+
+def test_an_element_store_with_a_tuple_index_copies_a_parameter():
+    """out[i, j] = k copies k (a tuple index is an array's: lists take none), so k and out
+    do not alias and the fill loop is parallel; lst[i] = a keeps a reference (a list may
+    hold a itself), so that loop stays sequential."""
+    rep = offload.analyze(_fill_with_param)
+    assert rep.loop("L1").verdict == "parallel", str(rep)
+    rep = offload.analyze(_store_param_in_list_slot)
+    assert rep.loop("L1").verdict != "parallel", str(rep)

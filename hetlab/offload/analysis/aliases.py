@@ -259,8 +259,11 @@ class _Pass:
                 base = base.value
             # a list element or an attribute keeps a reference; an array element copies
             # its value. ``c[0] = a`` with ``a`` a parameter, global or unknown storage: ``c``
-            # may be a list now holding ``a``
+            # may be a list now holding ``a``. ``c[i, j] = a`` (a tuple index) is an array
+            # element: lists take no tuple index, and numba compiles no dict of arrays passed in
             if not (isinstance(base, ast.Name) and base.id in self.roots):
+                return
+            if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Tuple):
                 return
             if base.id in self.lists or isinstance(target, ast.Attribute):
                 self.roots[base.id] |= value - {_OWN}
