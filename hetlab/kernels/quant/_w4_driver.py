@@ -94,11 +94,16 @@ def make_row_int(dot, bits: int, lanes: int):
     of ``bits``-bit codes times one activation row held as int8 limbs (no outlier blocks)::
 
         y[r] = Σ_lanes Σ_g Σ_blocks s[r, g] · xf[block] · idot_lane(block) − Σ_g s · z · Σ x
+
+    Group size 128 (one block per group) takes loops without the inner block loop and
+    without a branch inside (the zero point's two forms apart): the same floating-point
+    operations in the same order, fewer instructions per block (the per-block cost is what
+    bounds these kernels, not memory: ``benchmarks/w4_block_cost.py``).
     """
     pb = 2 if bits == 3 else bits  # bits of the first plane
     wblk = 4 * pb  # first-plane words per 128-weight block
 
-    @numba.njit(**_OPTS)
+    @numba.njit(**_INLINE)
     def row(qflat, nw, scales, zeros, zsym, st, table, gs, r, acc
             ):  # pragma: no cover - compiled
         xl, xf, xsum = st
@@ -108,14 +113,30 @@ def make_row_int(dot, bits: int, lanes: int):
         for i in range(lanes):
             acc[i] = 0
         zdot = np.float32(0)
-        for g in range(scales.shape[1]):
-            s = table[scales[r, g]]
-            z = table[zeros[r, g]] if zeros.shape[0] else zsym
-            zdot += s * z * xsum[g]
-            base = r * nw + g * wpg
-            for c in range(nb):
-                k = g * nb + c
-                dot(qflat, base + wblk * c, base + hoff + 4 * c, xl, 384 * k, acc, s * xf[k])
+        # one block per group (g128): flat loops, asymmetric and symmetric apart (no branch
+        # inside; see make_row_int's doc)
+        if nb == 1 and zeros.shape[0]:
+            for g in range(scales.shape[1]):
+                s = table[scales[r, g]]
+                zdot += s * table[zeros[r, g]] * xsum[g]
+                base = r * nw + g * wpg
+                dot(qflat, base, base + hoff, xl, 384 * g, acc, s * xf[g])
+        elif nb == 1:
+            for g in range(scales.shape[1]):
+                s = table[scales[r, g]]
+                zdot += s * zsym * xsum[g]
+                base = r * nw + g * wpg
+                dot(qflat, base, base + hoff, xl, 384 * g, acc, s * xf[g])
+        else:
+            for g in range(scales.shape[1]):
+                s = table[scales[r, g]]
+                z = table[zeros[r, g]] if zeros.shape[0] else zsym
+                zdot += s * z * xsum[g]
+                base = r * nw + g * wpg
+                for c in range(nb):
+                    k = g * nb + c
+                    dot(qflat, base + wblk * c, base + hoff + 4 * c, xl, 384 * k, acc,
+                        s * xf[k])
         tot = np.float32(0)
         for i in range(lanes):
             tot += acc[i]
@@ -188,13 +209,26 @@ def make_row_a8(dot, lanes: int):
         for i in range(lanes):
             acc[i] = 0
         zdot = np.float32(0)
-        for g in range(scales.shape[1]):
-            s = table[scales[r, g]]
-            z = table[zeros[r, g]] if zeros.shape[0] else zsym
-            zdot += s * (z * xsum[g])
-            for c in range(nb):
-                wb = r * nw + g * nwp + LANES * c
-                dot(qflat, wb, wb, xl, 128 * (g * nb + c), acc, s)
+        if nb == 1 and zeros.shape[0]:  # g128: the flat loops of make_row_int
+            for g in range(scales.shape[1]):
+                s = table[scales[r, g]]
+                zdot += s * (table[zeros[r, g]] * xsum[g])
+                wb = r * nw + g * nwp
+                dot(qflat, wb, wb, xl, 128 * g, acc, s)
+        elif nb == 1:
+            for g in range(scales.shape[1]):
+                s = table[scales[r, g]]
+                zdot += s * (zsym * xsum[g])
+                wb = r * nw + g * nwp
+                dot(qflat, wb, wb, xl, 128 * g, acc, s)
+        else:
+            for g in range(scales.shape[1]):
+                s = table[scales[r, g]]
+                z = table[zeros[r, g]] if zeros.shape[0] else zsym
+                zdot += s * (z * xsum[g])
+                for c in range(nb):
+                    wb = r * nw + g * nwp + LANES * c
+                    dot(qflat, wb, wb, xl, 128 * (g * nb + c), acc, s)
         tot = np.float32(0)
         for i in range(lanes):
             tot += acc[i]
