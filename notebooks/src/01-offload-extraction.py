@@ -184,7 +184,10 @@ for block in sp_report.blocks:
 
 # %% [markdown]
 # The emitted code: the whole nest becomes the β scaling and one `@` with α outside it and
-# `.T` on the transposed operand (BLAS GEMM), inside the same `njit` function:
+# `.T` on the transposed operand (BLAS GEMM), inside the same `njit` function. An operand goes
+# to the GEMM as it is when, at run time, it covers every column of its array (the `if … else`:
+# `Bt[:m]` when the product runs over all of `Bt`'s columns); a part of an array is first
+# copied contiguous:
 
 # %%
 sp_block = offload.transform(sp_report, [], blocks=["B1"])
