@@ -30,7 +30,8 @@ retried blindly):
   weights instead of 25: 0.53 ms on one core in a quiet moment (the same run: float 0.86);
   under memory-bandwidth contention from other jobs both converge (0.8–0.9 ms); chaining
   the limbs through one accumulator (shift, then the next ``vpdpbusd``) instead of shifting
-  and adding measured 3% slower (longer dependency chain);
+  and adding measured 3% slower then (longer dependency chain) — and 2–5% faster once the
+  g128 rows lost their per-group loop overhead (below, 2026-12-01 night): the dot now chains;
 - numba's static ``prange`` split into one range per thread: a worker woken from sleep
   (``OMP_WAIT_POLICY=PASSIVE``) starts 30–100 µs late on this VM, and one preempted by
   another process makes the whole call wait; the blocks of :data:`BLOCK_ROWS` rows from an

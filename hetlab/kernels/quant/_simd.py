@@ -176,16 +176,18 @@ def _vnni_intrinsic(nlimbs: int, name: str, doc: str):
             hi = _high_nibbles(builder, words)
             dp = cgutils.get_or_insert_function(builder.module,
                                                 ir.FunctionType(_VI, [_VI, _VI, _VI]), _VNNI)
-            d = None
+            # Horner through one accumulator: d = ((dots of L0) << 7 + dots of L1) << 7 + …,
+            # the same integer as Σ 2^(7·(n−1−l)) · dots of l (exact in int32); no adds, one
+            # zeroing (2026-12-01: 3.5–5% faster than shift-and-add in L2 on one thread, ~2% on
+            # 4096×4096, bit-identical; before the flat g128 rows of _w4_driver it measured no gain)
+            d = ir.Constant(_VI, None)
             for limb in range(nlimbs):
-                a = ir.Constant(_VI, None)
+                if limb:
+                    d = builder.shl(d, _splat_i(7))
                 for k, codes in enumerate((lo, hi)):
                     off = builder.add(xb_, ir.Constant(_I64, 128 * limb + 64 * k))
                     x, _ = _load(context, builder, signature.args[2], xl_, off, _VI, align=1)
-                    a = builder.call(dp, [a, codes, x])
-                shift = 7 * (nlimbs - 1 - limb)
-                a = builder.shl(a, _splat_i(shift)) if shift else a
-                d = a if d is None else builder.add(d, a)
+                    d = builder.call(dp, [d, codes, x])
             a, aptr = _load(context, builder, signature.args[4], acc_, ir.Constant(_I64, 0), _VF)
             builder.store(_fma(builder, _splat(builder, f_, _VF), builder.sitofp(d, _VF), a),
                           aptr, align=4)
