@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import sys
 from typing import Any
 
 from .. import machine
@@ -22,7 +23,9 @@ class NumbaBackend(HostBackend):
     name = "numba"
 
     def why_not(self) -> str | None:
-        if importlib.util.find_spec("numba") is None:
+        if "numba" in sys.modules:  # imported already (every call after the first kernel)
+            return None
+        if importlib.util.find_spec("numba") is None:  # a search of sys.path: ~26 µs
             return "numba is not installed (pip install numba)"
         return None
 
