@@ -72,6 +72,7 @@ from __future__ import annotations
 import ast
 
 from .catalogue import LIBRARY, emit
+from .masked import add_lines, masked_form, row_lines
 from .mirror import mirrored
 from .refs_text import names_in, positions, row_offset, written_as
 from .tensor import Ref, Stmt, TensorNest, Term
@@ -113,6 +114,18 @@ class _Shape:
             return _plus(_R1, self.lo_c - 1), self.hi
         return self.lo, _plus(_R0, self.hi_c)  # type: ignore[arg-type]
 
+    def union(self) -> tuple[str, str]:
+        """The union of the panel's remainders (empty when its stop is below its start)."""
+        if self.lo_c is not None:
+            return _plus(_R0, self.lo_c), f"min({self.hi}, {_plus(_R1, self.lo_c - 1)})"
+        return self.remainder()[0], _plus(_R1, self.hi_c - 1)  # type: ignore[operator]
+
+    def by_k(self, k: str) -> tuple[str, str]:
+        """The panel's rows whose range holds ``k`` (``k`` in :meth:`hull`)."""
+        if self.lo_c is not None:  # k >= row + c: rows up to k - c
+            return _R0, f"min({_R1}, {_plus(k, 1 - self.lo_c)})"
+        return f"max({_R0}, {_plus(k, 1 - self.hi_c)})", _R1  # type: ignore[operator]
+
     def remainder(self) -> tuple[str, str]:
         if self.lo_c is not None:
             return self.lo, f"min({self.hi}, {_plus(_R1, self.lo_c - 1)})"
@@ -137,6 +150,11 @@ class _Panels:
         self.pre: list[str] = []
         self.split = False
         self.k = 0
+        #: id of each remainder term → its summed variable, the remainder's, the shape
+        self.splits: dict[int, tuple[str, str, _Shape]] = {}
+        #: id of a fused term's parts (:meth:`fuse`) → (product, flag, common term) for the
+        #: remainder, None for the common product
+        self.fused: dict[int, tuple[str, str, Term] | None] = {}
 
     def plan(self, t: Term, s: Stmt) -> dict[str, _Shape] | None:
         """The row-dependent variables of a hoistable term (name → shape), or None."""
@@ -183,12 +201,16 @@ class _Panels:
         new: list[Term] = []
         rest: list[Term] = []
         for summed, members in groups.items():
+            at = len(self.pre)
             got = self.hoist(s, summed, members)
             if got is None:
                 kept += [t for t, _ in members]
-            else:
-                new.append(got[0])
-                rest += got[1]
+                continue
+            new.append(got[0])
+            rest += got[1]
+            if self.numba and len(members) == 1 and len(got[1]) == 1 \
+                    and id(got[1][0]) in self.splits:
+                self.fuse(s, members[0][0], got[0], got[1][0], at)
         if not new:
             return [s]
         parts = ([kept] if kept else []) + [[t] for t in new + rest]
@@ -202,9 +224,37 @@ class _Panels:
             node = written_as(s.out, op, terms, self.origin)
             out.append(Stmt((0,) * len(vs), vs, s.out, op, terms, node, None, reads,
                             node.value))
-            if self.numba and terms[0] in rest:
-                self.verbatim[id(out[-1])] = self.loops(s.out, terms[0])
+            if self.numba and (terms[0] in rest or id(terms[0]) in self.fused):
+                self.verbatim[id(out[-1])] = self.row_part(s.out, terms[0])
         return out
+
+    def fuse(self, s: Stmt, t: Term, common: Term, rem: Term, at: int) -> None:
+        """The split term ``t`` as one masked GEMM per panel (:mod:`.masked`) when it applies:
+        the common product (``self.pre[at:]``) and the remainder ``rem`` then run only where
+        the masked product is not finite."""
+        v, _, sh = self.splits[id(rem)]
+        self.k += 1
+        got = masked_form(t, s.out, v, self.row, self.bounds, sh.hull(), sh.by_k(v),
+                          sh.lo_c is not None and sh.lo_c >= 1, self.written, self.k,
+                          self.origin)
+        if got is None:
+            return
+        lines, prod, flag = got
+        self.pre[at:] = [*lines, f"if not {flag}:", *("    " + ln for ln in self.pre[at:])]
+        self.fused[id(common)] = None
+        self.fused[id(rem)] = (prod, flag, common)
+
+    def row_part(self, out: Ref, t: Term) -> list[str]:
+        """The numba lines of a row's remainder ``out += t``: loops, or for a fused term
+        (:meth:`fuse`) its guarded slice of the masked product (none for its common part)."""
+        if id(t) in self.fused:
+            got = self.fused[id(t)]
+            if got is None:
+                return []  # the common product of a fused term: read in the remainder's lines
+            prod, flag, common = got
+            fallback = add_lines(out, common, self.bounds, self.origin) + self.loops(out, t)
+            return row_lines(out, prod, flag, self.row, self.bounds, self.origin, fallback)
+        return self.loops(out, t)
 
     def loops(self, out: Ref, t: Term) -> list[str]:
         """A remainder ``out += t`` as loops (numba form): the summed variables outside, the
@@ -256,6 +306,7 @@ class _Panels:
                 rest.append(Term(t.coef, tuple(
                     Ref(r.name, tuple(fresh if x == v else x for x in r.idx), r.fixed)
                     for r in t.refs), t.div))
+                self.splits[id(rest[-1])] = (v, fresh, dep[v])
         out = Ref(name, (self.row, *s.out.idx))
         vars_ = (self.row, *s.out.idx, *sorted(summed))
         st = Stmt((0,) * len(vars_), vars_, out, "=", terms, ast.Pass(), None,
