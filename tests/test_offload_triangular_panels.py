@@ -44,6 +44,7 @@ CASES = {  # kernel: (arguments, (output position, mask of the written elements)
 def small_panels(monkeypatch):
     monkeypatch.setattr(panels, "PANEL", 3)
     monkeypatch.setattr(panels, "PANEL_SPLIT", 3)
+    monkeypatch.setattr(panels, "PANEL_MASKED", 3)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -229,10 +230,14 @@ def _args(name, rows, cols=p):
 
 
 @pytest.mark.parametrize("name", sorted(FUSED))
-def test_masked_form_only_where_no_row_reads_a_row_the_panel_wrote(name, small_panels):
+def test_masked_form_only_where_no_row_reads_a_row_the_panel_wrote(name, small_panels,
+                                                                    monkeypatch):
+    monkeypatch.setattr(panels, "PANEL_MASKED", 4)
     src = offload.transform(getattr(K, name), blocks=["B1"]).source
     assert "_hbq1" in src  # panels either way
     assert ("_hbt3 = np.zeros(" in src and "_hbf3 = np.isfinite(" in src) == FUSED[name]
+    head = next(ln for ln in src.splitlines() if "for _hbr0 in" in ln)
+    assert head.endswith(", 4):" if FUSED[name] else ", 3):")  # the panel height
     # the NumPy form keeps the split form (one GEMV per row's remainder)
     assert "_hbt" not in offload.analyze(getattr(K, name)).blocks[0].call
 

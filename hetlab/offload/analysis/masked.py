@@ -38,12 +38,11 @@ import ast
 import re
 
 from .catalogue import LIBRARY, _minus, emit
+from .panel_shape import _R0, _R1
 from .refs_text import element, names_in, positions, written_as
 from .tensor import Ref, Stmt, TensorNest, Term
 
 __all__ = ["masked_form", "row_lines", "add_lines"]
-
-_R0, _R1 = "_hbr0", "_hbr1"
 
 
 def masked_form(t: Term, out: Ref, k: str, row: str, bounds: dict[str, tuple[str, str]],
