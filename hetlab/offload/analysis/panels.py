@@ -164,8 +164,8 @@ class _Panels:
                 continue
             new.append(got[0])
             rest += got[1]
-            if self.numba and len(members) == 1 and len(got[1]) == 1 \
-                    and id(got[1][0]) in self.splits:
+            if self.numba and s.op == "+=" and len(members) == 1 and len(got[1]) == 1 \
+                    and id(got[1][0]) in self.splits:  # every part "+=": any order
                 self.fuse(s, members[0][0], got[0], got[1][0], at)
         if not new:
             return [s]
