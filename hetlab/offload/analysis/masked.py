@@ -20,8 +20,8 @@ Exact, or the split form:
   below the panel later still. Rows read *before* the row (``k < i``, a forward substitution:
   rows of the panel just solved) keep the split form, the remainder in the loop's order.
 * *Masked zeros.* ``T``'s zeros multiply ``Y`` elements the row does not read; ``0 * inf`` or
-  ``0 * nan`` would make the row NaN where the loop is finite. Every product the GEMM forms is
-  finite exactly when ``R`` is (a sum holding inf or NaN is inf or NaN), and then the zeros add
+  ``0 * nan`` would make the row NaN where the loop is finite. When ``R`` is finite, every
+  product the GEMM formed is (a sum holding inf or NaN is inf or NaN), so the zeros added
   nothing: ``R`` equals the loop's sums up to summation order (and the sign of a zero). So the
   rows read ``R`` only when ``sum(R)`` is finite (one pass over ``R``); otherwise (or on an
   overflowing sum, which is only slower) the panel runs the split form: the common GEMM and
