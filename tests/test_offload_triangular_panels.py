@@ -305,3 +305,16 @@ def test_non_finite_operands_fall_back_to_the_split_form(where, small_panels):
             g = got[out]
             np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg=name)
             np.testing.assert_allclose(g, w, rtol=1e-12, err_msg=name)  # inf where it is
+
+
+@pytest.mark.parametrize("name", sorted(FUSED))
+def test_njit_masked_panels_equal_the_loop_for_any_row_count(name, small_panels):
+    """The compiled form (an empty masked block: a GEMM with no inner extent) for 1 to 11
+    rows, trmm also with one column."""
+    fn = getattr(K, name)
+    compiled = offload.transform(fn, blocks=["B1"]).compile()
+    for rows in (1, 2, 3, 4, n):
+        for args in [_args(name, rows)] + (
+                [_args(name, rows, 1)] if name == "trmm_inplace" else []):
+            ok, err = verify(_run(compiled, args), _run(fn, args))
+            assert ok, (rows, err)
