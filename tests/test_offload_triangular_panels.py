@@ -44,6 +44,7 @@ CASES = {  # kernel: (arguments, (output position, mask of the written elements)
 def small_panels(monkeypatch):
     monkeypatch.setattr(panels, "PANEL", 3)
     monkeypatch.setattr(panels, "PANEL_SPLIT", 3)
+    monkeypatch.setattr(panels, "PANEL_MASKED", 3)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -206,3 +207,114 @@ def test_cuda_variant_runs_the_panels_with_numpy_standing_in_for_cupy(name, smal
     assert "_hbq1 = " in v.source and "_xp." in v.source
     ok, err = verify(_run(v.compile(), args), _run(fn, args))
     assert ok, err
+
+
+# -- a split term as one masked GEMM per panel (masked.py) --------------------------------------
+def lower_rows_lower(C, A, B):
+    """The summed and the output bound both follow the row: the split form stays."""
+    for i in range(C.shape[0]):
+        for j in range(i + 1):
+            for k in range(i + 1):
+                C[i, j] += A[i, k] * B[k, j]
+
+
+FUSED = {"trmm_inplace": True, "trmv_lower": True, "trmv_upper_t": True,
+         "forward_substitution": False}  # x[i] reads x[j < i]: rows the panel just solved
+
+
+def _args(name, rows, cols=p):
+    return {"trmm_inplace": lambda: (1.5, _m(rows, rows), _m(rows, cols)),
+            "forward_substitution": lambda: (_m(rows, rows) / max(rows, 1), _m(rows)),
+            "trmv_lower": lambda: (_m(rows, rows), _m(rows), _m(rows)),
+            "trmv_upper_t": lambda: (_m(rows, rows), _m(rows), _m(rows))}[name]()
+
+
+@pytest.mark.parametrize("name", sorted(FUSED))
+def test_masked_form_only_where_no_row_reads_a_row_the_panel_wrote(name, small_panels,
+                                                                    monkeypatch):
+    monkeypatch.setattr(panels, "PANEL_MASKED", 4)
+    src = offload.transform(getattr(K, name), blocks=["B1"]).source
+    assert "_hbq1" in src  # panels either way
+    assert ("_hbt3 = np.zeros(" in src and "_hbf3 = np.isfinite(" in src) == FUSED[name]
+    head = next(ln for ln in src.splitlines() if "for _hbr0 in" in ln)
+    assert head.endswith(", 4):" if FUSED[name] else ", 3):")  # the panel height
+    # the NumPy form keeps the split form (one GEMV per row's remainder)
+    assert "_hbt" not in offload.analyze(getattr(K, name)).blocks[0].call
+
+
+def test_masked_form_refused_when_the_output_bound_follows_the_row(small_panels):
+    src = offload.transform(lower_rows_lower, blocks=["B1"]).source
+    assert "_hbq1" in src and "_hbt" not in src
+    args = (_m(n, n), _m(n, n), _m(n, n))
+    ok, err = verify(_run(_python_variant(lower_rows_lower), args), _run(lower_rows_lower, args))
+    assert ok, err
+
+
+@pytest.mark.parametrize("rows", [0, 1, 2, 3, 4, n])
+@pytest.mark.parametrize("name", sorted(FUSED))
+def test_masked_panels_equal_the_loop_for_any_row_count(name, rows, small_panels):
+    """No rows, fewer rows than a panel, exactly one panel, one row past it, 11 rows (a
+    partial last panel); trmm also with one column (m = 1)."""
+    fn = getattr(K, name)
+    for args in [_args(name, rows)] + ([_args(name, rows, 1)] if name == "trmm_inplace" else []):
+        ok, err = verify(_run(_python_variant(fn), args), _run(fn, args))
+        assert ok, (rows, err)
+
+
+def _trmm_non_finite():
+    alpha, A, B = _args("trmm_inplace", n)
+    A[np.triu_indices(n)] = np.nan  # the diagonal and above: never read (k > i)
+    A[1, 1] = np.inf
+    return alpha, A, B
+
+
+def test_masked_form_reads_no_element_outside_the_triangle(small_panels):
+    """NaN/inf in A's diagonal and upper triangle (never read): the masked block copies only
+    the elements the loop reads, the result stays finite and equal to the loop's."""
+    alpha, A, B = _trmm_non_finite()
+    want = B.copy()
+    K.trmm_inplace(alpha, A, want)
+    assert np.isfinite(want).all()
+    for fn in (_python_variant(K.trmm_inplace),
+               offload.transform(K.trmm_inplace, blocks=["B1"]).compile()):
+        got = B.copy()
+        fn(alpha, A.copy(), got)
+        assert np.isfinite(got).all()
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("where", [(4, 2), (9, 0), (0, 5)])
+def test_non_finite_operands_fall_back_to_the_split_form(where, small_panels):
+    """inf in B (trmm) or x (trmv) inside a panel: the masked zeros would turn the rows that do
+    not read it into NaN (0 * inf); the finite guard runs the split form, equal to the loop
+    (inf and NaN where the loop has them, finite elsewhere)."""
+    alpha, A, B = _trmm_non_finite()
+    B[where] = np.inf
+    L, x, y = _args("trmv_lower", n)
+    x[n - 1 - where[0]] = -np.inf  # rows from it on read it
+    for name, args in (("trmm_inplace", (alpha, A, B)), ("trmv_lower", (L, x, y))):
+        fn, out = getattr(K, name), 2  # B of trmm, y of trmv
+        want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        fn(*want)
+        w = want[out]
+        assert not np.isfinite(w).all() and np.isfinite(w).any()  # the loop's own inf
+        for variant in (_python_variant(fn),
+                        offload.transform(fn, blocks=["B1"]).compile()):
+            got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+            variant(*got)
+            g = got[out]
+            np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg=name)
+            np.testing.assert_allclose(g, w, rtol=1e-12, err_msg=name)  # inf where it is
+
+
+@pytest.mark.parametrize("name", sorted(FUSED))
+def test_njit_masked_panels_equal_the_loop_for_any_row_count(name, small_panels):
+    """The compiled form (an empty masked block: a GEMM with no inner extent) for 1 to 11
+    rows, trmm also with one column."""
+    fn = getattr(K, name)
+    compiled = offload.transform(fn, blocks=["B1"]).compile()
+    for rows in (1, 2, 3, 4, n):
+        for args in [_args(name, rows)] + (
+                [_args(name, rows, 1)] if name == "trmm_inplace" else []):
+            ok, err = verify(_run(compiled, args), _run(fn, args))
+            assert ok, (rows, err)

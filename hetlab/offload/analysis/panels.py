@@ -37,19 +37,22 @@ triangle that spans the rows' range) shares one product over the whole square, t
 term reading it transposed (one GEMM instead of two: as a hand-written SYR2K);
 :data:`PANEL_SPLIT` rows when a summed bound is split (each row's remainder is at most that
 long: numba runs it as loops), :data:`PANEL` rows otherwise (option (b) of the design note).
-A scaling shared by a product's terms is applied to it in place (``P *= alpha``).
+In the numba form a split term whose rows read nothing the panel wrote before them (a trmm,
+a triangular matvec; not a forward substitution) runs its common range and its remainders as
+one GEMM on a masked copy of the panel's block, guarded by a finite check (:mod:`.masked`);
+panels are then :data:`PANEL_MASKED` rows. A scaling shared by a product's terms is applied
+to it in place (``P *= alpha``).
 
 Measured by ``benchmarks/offload_triangular_panels.py`` (figures in
 ``benchmarks/results/offload_triangular_panels.txt``, a shared machine; min of 11 calls,
 OpenBLAS on one thread): on the suite's three triangular kernels the per-row form ran
-0.30–0.70× their hand-written keys, the panel form 0.69–1.35×. While
-choosing, one full GEMM per term over all rows (option (a), twice the triangle's flops) and
-panels of 32–150 rows were tried on the rank-2k update, and split panels of 16–64 rows with
-the remainders as GEMV calls on slices; the shapes above were the fastest of those (ad hoc
-runs on the loaded machine, not committed: read them as a direction, not as figures).
-A ``prange`` over rows (option (c)) was not used: rows that read other rows are not
-independent, and BLAS calls inside numba's parallel regions fight OpenBLAS's threads; BLAS at
-the top level already uses both cores.
+0.30–0.70× their hand-written keys, the panel form 0.69–1.35×. While choosing, one full GEMM
+per term over all rows (twice the triangle's flops), panels of 32–150 rows on the rank-2k
+update, and split panels of 16–64 rows with the remainders as GEMV calls on slices were
+tried; the shapes above were the fastest (ad hoc runs on the loaded machine, not committed:
+a direction, not figures). The masked form and its height: ``benchmarks/offload_masked_panels.py``.
+A ``prange`` over rows was not used: rows that read other rows are not independent, and BLAS
+calls inside numba's parallel regions fight OpenBLAS's threads.
 
 >>> import ast
 >>> from hetlab.offload.analysis.triangular import match_triangular
@@ -72,54 +75,20 @@ from __future__ import annotations
 import ast
 
 from .catalogue import LIBRARY, emit
+from .masked import add_lines, masked_form, row_lines
 from .mirror import mirrored
-from .refs_text import names_in, positions, row_offset, written_as
+from .panel_shape import _R0, _R1, Shape
+from .refs_text import names_in, positions, written_as
 from .tensor import Ref, Stmt, TensorNest, Term
 
-__all__ = ["panel_form", "positions", "PANEL"]
+__all__ = ["panel_form", "positions", "PANEL", "PANEL_SPLIT", "PANEL_MASKED"]
 
 #: rows per panel when only output bounds depend on the row (the products' hull)
 PANEL = 64
 #: rows per panel when a summed index is split (each row's remainder is at most this long)
 PANEL_SPLIT = 32
-_R0, _R1 = "_hbr0", "_hbr1"
-
-
-def _plus(name: str, c: int) -> str:
-    return name if c == 0 else (f"{name} + {c}" if c > 0 else f"{name} - {-c}")
-
-
-class _Shape:
-    """How one bound pair behaves over a panel: ``lo`` = ``row + c`` (``hi`` invariant) or
-    ``hi`` = ``row + c`` (``lo`` invariant)."""
-
-    def __init__(self, bounds: tuple[str, str], row: str) -> None:
-        self.lo, self.hi = bounds
-        self.lo_c, self.hi_c = row_offset(self.lo, row), row_offset(self.hi, row)
-        self.row = row
-
-    @property
-    def ok(self) -> bool:
-        lo_dep, hi_dep = self.row in names_in(self.lo), self.row in names_in(self.hi)
-        return (self.lo_c is not None and not hi_dep) or (self.hi_c is not None and not lo_dep)
-
-    def hull(self) -> tuple[str, str]:
-        if self.lo_c is not None:
-            return _plus(_R0, self.lo_c), self.hi
-        return self.lo, _plus(_R1, self.hi_c - 1)  # type: ignore[operator]
-
-    def common(self) -> tuple[str, str]:
-        if self.lo_c is not None:
-            return _plus(_R1, self.lo_c - 1), self.hi
-        return self.lo, _plus(_R0, self.hi_c)  # type: ignore[arg-type]
-
-    def remainder(self) -> tuple[str, str]:
-        if self.lo_c is not None:
-            return self.lo, f"min({self.hi}, {_plus(_R1, self.lo_c - 1)})"
-        start = _plus(_R0, self.hi_c)  # type: ignore[arg-type]
-        return (start if self.lo == "0" else f"max({self.lo}, {start})"), self.hi
-
-
+#: rows per panel when every split term runs as one masked GEMM per panel (:mod:`.masked`)
+PANEL_MASKED = 96
 class _Panels:
     def __init__(self, rows: TensorNest, row: str, others: set[int],
                  numba: bool = False) -> None:
@@ -137,8 +106,13 @@ class _Panels:
         self.pre: list[str] = []
         self.split = False
         self.k = 0
+        #: id of each remainder term → its summed variable, the remainder's, the shape
+        self.splits: dict[int, tuple[str, str, Shape]] = {}
+        #: id of a fused term's parts (:meth:`fuse`) → (product, flag, common term) for the
+        #: remainder, None for the common product
+        self.fused: dict[int, tuple[str, str, Term] | None] = {}
 
-    def plan(self, t: Term, s: Stmt) -> dict[str, _Shape] | None:
+    def plan(self, t: Term, s: Stmt) -> dict[str, Shape] | None:
         """The row-dependent variables of a hoistable term (name → shape), or None."""
         if len(t.refs) != 2 or not any(r.fixed for r in t.refs):
             return None
@@ -147,7 +121,7 @@ class _Panels:
         if not summed or any(r.name in self.temps or any(v != self.row for _, v in r.fixed)
                              for r in t.refs):
             return None
-        dep = {v: _Shape(self.bounds[v], self.row) for v in tvars
+        dep = {v: Shape(self.bounds[v], self.row) for v in tvars
                if self.row in names_in("({}, {})".format(*self.bounds[v]))}
         if any(not sh.ok for sh in dep.values()) or len(set(dep) & summed) > 1:
             return None
@@ -171,7 +145,7 @@ class _Panels:
         slice and each remainder: one sum, regrouped."""
         if s.terms is None or s.scale is not None:
             return [s]
-        groups: dict[frozenset[str], list[tuple[Term, dict[str, _Shape]]]] = {}
+        groups: dict[frozenset[str], list[tuple[Term, dict[str, Shape]]]] = {}
         kept: list[Term] = []
         for t in s.terms:
             dep = self.plan(t, s)
@@ -183,12 +157,16 @@ class _Panels:
         new: list[Term] = []
         rest: list[Term] = []
         for summed, members in groups.items():
+            at = len(self.pre)
             got = self.hoist(s, summed, members)
             if got is None:
                 kept += [t for t, _ in members]
-            else:
-                new.append(got[0])
-                rest += got[1]
+                continue
+            new.append(got[0])
+            rest += got[1]
+            if self.numba and s.op == "+=" and len(members) == 1 and len(got[1]) == 1 \
+                    and id(got[1][0]) in self.splits:  # every part "+=": any order
+                self.fuse(s, members[0][0], got[0], got[1][0], at)
         if not new:
             return [s]
         parts = ([kept] if kept else []) + [[t] for t in new + rest]
@@ -202,9 +180,37 @@ class _Panels:
             node = written_as(s.out, op, terms, self.origin)
             out.append(Stmt((0,) * len(vs), vs, s.out, op, terms, node, None, reads,
                             node.value))
-            if self.numba and terms[0] in rest:
-                self.verbatim[id(out[-1])] = self.loops(s.out, terms[0])
+            if self.numba and (terms[0] in rest or id(terms[0]) in self.fused):
+                self.verbatim[id(out[-1])] = self.row_part(s.out, terms[0])
         return out
+
+    def fuse(self, s: Stmt, t: Term, common: Term, rem: Term, at: int) -> None:
+        """The split term ``t`` as one masked GEMM per panel (:mod:`.masked`) when it applies:
+        the common product (``self.pre[at:]``) and the remainder ``rem`` then run only where
+        the masked product is not finite."""
+        v, _, sh = self.splits[id(rem)]
+        self.k += 1
+        got = masked_form(t, s.out, v, self.row, self.bounds, sh.hull(), sh.by_k(v),
+                          sh.lo_c is not None and sh.lo_c >= 1, self.written, self.k,
+                          self.origin)
+        if got is None:
+            return
+        lines, prod, flag = got
+        self.pre[at:] = [*lines, f"if not {flag}:", *("    " + ln for ln in self.pre[at:])]
+        self.fused[id(common)] = None
+        self.fused[id(rem)] = (prod, flag, common)
+
+    def row_part(self, out: Ref, t: Term) -> list[str]:
+        """The numba lines of a row's remainder ``out += t``: loops, or for a fused term
+        (:meth:`fuse`) its guarded slice of the masked product (none for its common part)."""
+        if id(t) in self.fused:
+            got = self.fused[id(t)]
+            if got is None:
+                return []  # the common product of a fused term: read in the remainder's lines
+            prod, flag, common = got
+            fallback = add_lines(out, common, self.bounds, self.origin) + self.loops(out, t)
+            return row_lines(out, prod, flag, self.row, self.bounds, self.origin, fallback)
+        return self.loops(out, t)
 
     def loops(self, out: Ref, t: Term) -> list[str]:
         """A remainder ``out += t`` as loops (numba form): the summed variables outside, the
@@ -219,7 +225,7 @@ class _Panels:
         stmt = ast.unparse(written_as(out, "+=", [t], self.origin))
         return [*lines, "    " * len(order) + stmt]
 
-    def hoist(self, s: Stmt, summed: frozenset[str], members: list[tuple[Term, dict[str, _Shape]]]
+    def hoist(self, s: Stmt, summed: frozenset[str], members: list[tuple[Term, dict[str, Shape]]]
               ) -> tuple[Term, list[Term]] | None:
         """One GEMM over the panel for ``members``; the row's terms reading it (and the
         remainders), or None when the catalogue has no call for it."""
@@ -256,6 +262,7 @@ class _Panels:
                 rest.append(Term(t.coef, tuple(
                     Ref(r.name, tuple(fresh if x == v else x for x in r.idx), r.fixed)
                     for r in t.refs), t.div))
+                self.splits[id(rest[-1])] = (v, fresh, dep[v])
         out = Ref(name, (self.row, *s.out.idx))
         vars_ = (self.row, *s.out.idx, *sorted(summed))
         st = Stmt((0,) * len(vars_), vars_, out, "=", terms, ast.Pass(), None,
@@ -279,7 +286,7 @@ class _Panels:
                 Term((), (Ref(name, s.out.idx, ((1, self.row),)),))]
         return Term((), (Ref(name, s.out.idx, ((0, self.row),)),)), rest
 
-    def pair(self, s: Stmt, summed: frozenset[str], members: list[tuple[Term, dict[str, _Shape]]],
+    def pair(self, s: Stmt, summed: frozenset[str], members: list[tuple[Term, dict[str, Shape]]],
              pb: dict[str, tuple[str, str]]) -> str | None:
         """The output variable ``j`` when ``members`` are two terms, the second the first with
         ``row`` and ``j`` swapped (``A[i,k] B[j,k] + B[i,k] A[j,k]``, a rank-2k update), over
@@ -352,7 +359,9 @@ def panel_form(rows: TensorNest, row: str, start: str, stop: str, others: set[in
     if got is None:
         return None
     whole = p.paired or not (p.split or p.widened)
-    step = f"max({stop} - {start}, 1)" if whole else str(PANEL_SPLIT if p.split else PANEL)
+    fused = p.split and all(key in p.fused for key in p.splits)
+    step = f"max({stop} - {start}, 1)" if whole else str(
+        PANEL_MASKED if fused else PANEL_SPLIT if p.split else PANEL)
     lines = [f"for {_R0} in range({start}, {stop}, {step}):",
              f"    {_R1} = min({_R0} + {step}, {stop})"]
     lines += ["    " + ln for ln in p.pre]
