@@ -70,16 +70,18 @@ retried blindly):
   streaming the 8 MB of codes evicts the interpreter's code and data from L1/L2 (measured by
   timing them after a 8 MB read). Inside the kernel the serial preparation is ~4 µs
   (``prepare_limbs`` 2.9, ``group_sums`` 1.2).
-- (2026-12-01 night, ``benchmarks/w4_block_cost.py``, weights in L2, one thread) the "port-0
-  bound" reading above was only part of it: before the row change below, dropping two of the
-  three limbs (four of the six ``vpdpbusd``) made a block only 16% cheaper, so the group
-  loop's own instructions (an inner block loop entered once per group at g128, a branch on the
-  zero point's form, a call per row) cost as much as the arithmetic. With flat g128 loops and
-  the row inlined into the driver (:mod:`._w4_driver`), the same check gives 0.71× for one limb
-  and 0.84× for two: the arithmetic is now the larger part. A/B of the change, quiet, three
-  alternating processes each (``benchmarks/results/quiet-2026-12-01-night/w4_rows_ab.txt``):
-  this kernel 298–307 → 277–307 µs at 4096×4096 on 2 threads (floor 195–198 µs), W4A8
-  252–270 → 216–231 µs; in L2 on one thread 37–40 → 34–37 µs and 30–34 → 23–26 µs.
+- (2026-12-01 night, ``benchmarks/w4_block_cost.py``, weights in L2, one thread, quiet; files
+  in ``benchmarks/results/quiet-2026-12-01-night/``) the "port-0 bound" reading above was only
+  part of it: before the row change below (``w4_block_cost_before.txt``), one limb instead of
+  three (two ``vpdpbusd`` instead of six) made a block only 7% cheaper (0.93×; two limbs
+  1.06×), so the group loop's own instructions (an inner block loop entered once per group at
+  g128, a branch on the zero point's form, a call per row) cost as much as the arithmetic.
+  With flat g128 rows inlined into the driver (:mod:`._w4_driver`) one limb takes 0.71–0.74×
+  and two 0.84–0.87× of the kernel's dot (``w4_block_cost.txt``, ``w4_block_cost_final.txt``):
+  the arithmetic is now the larger part. A/B of the row change, three alternating processes
+  each (``w4_rows_ab.txt``): this kernel 298–307 → 277–307 µs at 4096×4096 on 2 threads
+  (floor 195–198 µs), W4A8 252–270 → 216–231 µs; in L2 on one thread 37–40 → 34–37 µs and
+  30–34 → 23–26 µs.
 
 The row loops and dynamic scheduling of these kernels, of the AVX2 ones and of W4A8 are
 written once, in :mod:`._w4_driver` (generated per path from its row function and block dot).
