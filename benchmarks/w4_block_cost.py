@@ -41,7 +41,7 @@ from hetlab import quant
 from hetlab.kernels.quant import _simd
 from hetlab.kernels.quant import _w4_driver as drv
 from hetlab.kernels.quant import numba as qn
-from hetlab.kernels.quant._numba_w4 import make_gemv4_vnni
+from hetlab.kernels.quant._numba_w4 import group_sums, prepare_limbs
 
 
 def _dot_variant(nlimbs: int, shifts: bool):
@@ -83,8 +83,22 @@ def _dot_variant(nlimbs: int, shifts: bool):
 
 
 def _kernel(dot):
-    """:func:`~._numba_w4.gemv4_vnni`'s entry on the row of the block dot ``dot``."""
-    return make_gemv4_vnni(drv.make_row_w4(drv.vnni_dot(dot), _simd.LANES))
+    """A GEMV entry like :func:`~._numba_w4.gemv4_vnni` (outlier-free activations only)."""
+    drive = drv.make_gemv(drv.make_row_w4(drv.vnni_dot(dot), _simd.LANES), _simd.LANES)
+
+    @numba.njit(nogil=True)
+    def run(qflat, nw, scales, zeros, zsym, x, table, gs, out, nchunk):
+        n = x.shape[0]
+        xsum = np.empty(scales.shape[1], np.float32)
+        xl = np.empty(3 * n, np.int8)
+        xf = np.empty(n // 128, np.float32)
+        ok = np.empty(n // 128, np.bool_)
+        prepare_limbs(x, xl, xf, ok)
+        group_sums(x, gs, xsum)
+        return drive(qflat, nw, scales, zeros, zsym,
+                     (xl, xf, ok, np.empty(0, np.float32), xsum, True), table, gs, out, nchunk)
+
+    return run
 
 
 #: (label, limbs, shifts) of the variants, each limb's dots shifted and added; the kernel's own

@@ -113,8 +113,8 @@ from ._w4_driver import (
     vnni_dot,
 )
 
-__all__ = ["gemv4", "gemv4_vnni", "make_gemv4_vnni", "gemv_w4a8_vnni", "gemm4", "gemm4_vnni",
-           "prepare_x4", "group_sums", "prepare_limbs", "read_words", "OUTLIER_RATIO"]
+__all__ = ["gemv4", "gemv4_vnni", "gemv_w4a8_vnni", "gemm4", "gemm4_vnni", "prepare_x4",
+           "group_sums", "prepare_limbs", "read_words", "OUTLIER_RATIO"]
 
 #: a 128-activation block whose max |x| exceeds this times its mean |x| takes the float
 #: path in :func:`gemv4_vnni` (its small entries would lose too much in 22-bit fixed point)
@@ -292,40 +292,29 @@ def select_w4(sts, t):  # pragma: no cover - compiled
             xp[t * n:(t + 1) * n], xsum[t * ng:(t + 1) * ng], all_ok[t])
 
 
+_gemv_vnni = make_gemv(_row_vnni, LANES)
 _gemm_vnni = make_gemm(_row_vnni, select_w4, LANES)
 
 
-def make_gemv4_vnni(row):
-    """The VNNI W4 GEMV entry (``gemv4_vnni``'s arguments) over the row function ``row``:
-    :data:`gemv4_vnni` is this on :data:`~._simd.gdot4_vnni_acc`'s row, and
-    ``benchmarks/w4_block_cost.py`` builds it on rows of cheaper block dots."""
-    drive = make_gemv(row, LANES)
-
-    @numba.njit(**_OPTS)
-    def gemv(qflat, nw, scales, zeros, zsym, x, table, gs, out, nchunk
-             ):  # pragma: no cover - compiled
-        """:func:`gemv4` with AVX512-VNNI integer group dots (``_simd.HAS_VNNI`` machines
-        only)."""
-        n = x.shape[0]
-        xsum = np.empty(scales.shape[1], np.float32)
-        xl = np.empty(3 * n, np.int8)
-        xf = np.empty(n // 128, np.float32)
-        ok = np.empty(n // 128, np.bool_)
-        prepare_limbs(x, xl, xf, ok)
-        all_ok = ok.all()
-        # the permuted float copy serves only blocks with outliers: skipped when there are none
-        xp = np.empty(0 if all_ok else n, np.float32)
-        if all_ok:
-            group_sums(x, gs, xsum)
-        else:
-            prepare_x4(x, gs, xp, xsum)
-        return drive(qflat, nw, scales, zeros, zsym, (xl, xf, ok, xp, xsum, all_ok), table,
-                     gs, out, nchunk)
-
-    return gemv
-
-
-gemv4_vnni = make_gemv4_vnni(_row_vnni)
+@numba.njit(**_OPTS)
+def gemv4_vnni(qflat, nw, scales, zeros, zsym, x, table, gs, out, nchunk
+               ):  # pragma: no cover - compiled
+    """:func:`gemv4` with AVX512-VNNI integer group dots (``_simd.HAS_VNNI`` machines only)."""
+    n = x.shape[0]
+    xsum = np.empty(scales.shape[1], np.float32)
+    xl = np.empty(3 * n, np.int8)
+    xf = np.empty(n // 128, np.float32)
+    ok = np.empty(n // 128, np.bool_)
+    prepare_limbs(x, xl, xf, ok)
+    all_ok = ok.all()
+    # the permuted float copy serves only blocks with outliers: skipped when there are none
+    xp = np.empty(0 if all_ok else n, np.float32)
+    if all_ok:
+        group_sums(x, gs, xsum)
+    else:
+        prepare_x4(x, gs, xp, xsum)
+    return _gemv_vnni(qflat, nw, scales, zeros, zsym, (xl, xf, ok, xp, xsum, all_ok), table,
+                      gs, out, nchunk)
 
 
 @numba.njit(**_OPTS)
