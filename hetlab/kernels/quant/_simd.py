@@ -31,8 +31,8 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["LANES", "HAS_VNNI", "HAS_AVX2", "host_features", "has_vnni", "has_avx2", "gdot4_acc",
-           "gdot4_vnni_acc", "idot4_vnni_acc", "fetch_add"]
+__all__ = ["LANES", "HAS_VNNI", "HAS_AVX2", "HAS_F16C", "host_features", "has_vnni", "has_avx2",
+           "gdot4_acc", "gdot4_vnni_acc", "idot4_vnni_acc", "f16x16_to_f32", "fetch_add"]
 
 #: words per vector: one 64-byte cache line of packed codes
 LANES = 16
@@ -218,6 +218,41 @@ idot4_vnni_acc = _vnni_intrinsic(1, "idot4_vnni_acc", """\
 ``xl`` holds the int8 activations of one 128-block at ``xb``, even ones then odd ones (64 +
 64 bytes). Each lane's sum (8 products ≤ 15·127) is exact in int32 and in float32.
 """)
+
+
+# --- float16 → float32, 16 at a time -------------------------------------------------------
+
+#: whether this CPU converts float16 vectors in hardware (``vcvtph2ps``; every AVX2 CPU has it)
+HAS_F16C = "f16c" in host_features()
+
+_VH = ir.VectorType(ir.IntType(16), LANES)
+
+
+@intrinsic
+def f16x16_to_f32(typingctx, src, i, dst, j):
+    """``dst[j:j + 16] = float32(src.flat[i:i + 16] viewed as float16)``: one ``vcvtph2ps``.
+
+    ``src`` uint16 (the bits of float16 values, C-contiguous, any ndim, ``i`` a flat index),
+    ``dst`` float32 1-D. Exact (every float16 is a float32). No bounds checks: the caller keeps
+    ``i + 16 ≤ src.size`` and ``j + 16 ≤ len(dst)``. Only where ``HAS_F16C`` (elsewhere LLVM
+    would call a conversion routine numba does not link).
+    """
+    ok = (isinstance(src, types.Array) and src.dtype == types.uint16
+          and isinstance(dst, types.Array) and dst.dtype == types.float32)
+    if not ok:
+        return None
+    sig = types.void(src, types.int64, dst, types.int64)
+
+    def codegen(context, builder, signature, args):  # pragma: no cover - compile time
+        src_, i_, dst_, j_ = args
+        bits, _ = _load(context, builder, signature.args[0], src_, i_, _VH, align=2)
+        wide = builder.fpext(builder.bitcast(bits, ir.VectorType(ir.HalfType(), LANES)), _VF)
+        data = context.make_array(signature.args[2])(context, builder, dst_).data
+        ptr = builder.bitcast(builder.gep(data, [j_], inbounds=True), _VF.as_pointer())
+        builder.store(wide, ptr, align=4)
+        return context.get_dummy_value()
+
+    return sig, codegen
 
 
 # --- dynamic scheduling -------------------------------------------------------------------

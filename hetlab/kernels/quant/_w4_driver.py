@@ -26,10 +26,10 @@ import numba
 import numpy as np
 from numba import prange
 
-from ._simd import LANES, fetch_add, gdot4_acc
+from ._simd import HAS_F16C, LANES, f16x16_to_f32, fetch_add, gdot4_acc
 
 __all__ = ["BLOCK_ROWS", "make_gemv", "make_gemm", "make_row_int", "make_row_mixed",
-           "make_row_w4", "make_row_a8", "prepare_a8", "vnni_dot"]
+           "make_row_w4", "make_row_a8", "prepare_a8", "vnni_dot", "group_scales"]
 
 #: output rows per block taken from the shared counter (dynamic scheduling)
 BLOCK_ROWS = 16
@@ -41,10 +41,62 @@ _OPTS = {"cache": True, "nogil": True, "fastmath": _FASTMATH}
 _INLINE = {**_OPTS, "inline": "always"}
 
 
+@numba.njit(**_INLINE)
+def _zero_point_sum(zeros, zsym, xsum, acc, off):  # pragma: no cover - compiled
+    """``Σ_g s_g · z_g · xsum[g]`` from the scales at ``acc[off:off + ng]`` and, for an
+    asymmetric format, the zero points after them; vectorized by LLVM (reassociation)."""
+    ng = xsum.shape[0]
+    zdot = np.float32(0)
+    if zeros.shape[0]:
+        for g in range(ng):
+            zdot += acc[off + g] * acc[off + ng + g] * xsum[g]
+        return zdot
+    for g in range(ng):
+        zdot += acc[off + g] * xsum[g]
+    return zdot * zsym  # zsym a power of two: the same as multiplying each term
+
+
+@numba.njit(**_INLINE)
+def _group_scales_f16c(scales, zeros, zsym, xsum, table, r, acc, off
+                       ):  # pragma: no cover - compiled
+    ng = scales.shape[1]
+    asym = zeros.shape[0] > 0
+    g = 0
+    while g + LANES <= ng:
+        f16x16_to_f32(scales, r * ng + g, acc, off + g)
+        if asym:
+            f16x16_to_f32(zeros, r * ng + g, acc, off + ng + g)
+        g += LANES
+    for t in range(g, ng):
+        acc[off + t] = table[scales[r, t]]
+        if asym:
+            acc[off + ng + t] = table[zeros[r, t]]
+    return _zero_point_sum(zeros, zsym, xsum, acc, off)
+
+
+@numba.njit(**_INLINE)
+def _group_scales_table(scales, zeros, zsym, xsum, table, r, acc, off
+                        ):  # pragma: no cover - compiled
+    ng = scales.shape[1]
+    for g in range(ng):
+        acc[off + g] = table[scales[r, g]]
+        if zeros.shape[0]:
+            acc[off + ng + g] = table[zeros[r, g]]
+    return _zero_point_sum(zeros, zsym, xsum, acc, off)
+
+
+#: ``zdot = group_scales(scales, zeros, zsym, xsum, table, r, acc, off)``: row ``r``'s group
+#: scales as float32 at ``acc[off:off + ng]`` (zero points after them when asymmetric) and
+#: the zero-point sum ``Σ_g s · z · xsum[g]``. With F16C (every AVX2 CPU) 16 float16 values
+#: per ``vcvtph2ps``; elsewhere (or in a portable build) one ``table`` lookup each.
+group_scales = _group_scales_f16c if HAS_F16C else _group_scales_table
+
+
 def make_gemv(row, lanes: int):
     """``drive(qflat, nw, scales, zeros, zsym, st, table, gs, out, nchunk)``: ``out[r] =
     row(…, st, …, r, acc)`` for every output row, ``nchunk`` workers with a float32
-    scratch of ``lanes`` each."""
+    scratch ``acc`` of ``lanes + 2 · groups`` each (the accumulators, then room for one row's
+    scales and zero points: :func:`group_scales`)."""
 
     @numba.njit(parallel=True, **_OPTS)
     def drive(qflat, nw, scales, zeros, zsym, st, table, gs, out, nchunk
@@ -53,7 +105,7 @@ def make_gemv(row, lanes: int):
         nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
         counter = np.zeros(1, np.int64)
         for _ in prange(nchunk):
-            acc = np.empty(lanes, np.float32)
+            acc = np.empty(lanes + 2 * scales.shape[1], np.float32)
             b = fetch_add(counter, 1)
             while b < nblk:
                 for r in range(b * BLOCK_ROWS, min(b * BLOCK_ROWS + BLOCK_ROWS, n_out)):
@@ -76,7 +128,7 @@ def make_gemm(row, select, lanes: int):
         nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
         counter = np.zeros(1, np.int64)
         for _ in prange(nchunk):
-            acc = np.empty(lanes, np.float32)
+            acc = np.empty(lanes + 2 * scales.shape[1], np.float32)
             b = fetch_add(counter, 1)
             while b < nblk:
                 for r in range(b * BLOCK_ROWS, min(b * BLOCK_ROWS + BLOCK_ROWS, n_out)):
@@ -95,10 +147,15 @@ def make_row_int(dot, bits: int, lanes: int):
 
         y[r] = Σ_lanes Σ_g Σ_blocks s[r, g] · xf[block] · idot_lane(block) − Σ_g s · z · Σ x
 
-    Group size 128 (one block per group) takes loops without the inner block loop and
-    without a branch inside (the zero point's two forms apart): the same floating-point
-    operations in the same order, fewer instructions per block (the per-block cost is what
-    bounds these kernels, not memory: ``benchmarks/w4_block_cost.py``).
+    Group size 128 (one block per group) takes a flat loop without the inner block loop and
+    without a branch inside: the row's scales, zero-point sum and block factors
+    ``s · xf`` are computed first, 16 groups per vector op (:func:`group_scales`), and each
+    block's FMA reads its factor from memory. The per-block cost is what bounds these
+    kernels, not memory (``benchmarks/w4_block_cost.py``): the scalar table lookups,
+    products and zero-point FMA per block, and the broadcast of a register, took the vector
+    ports the block dot needs (A/B figures: ``benchmarks/results/quiet-2026-12-02/``). The
+    block factors are the same float32 products as before; the zero-point sum adds in another
+    order.
     """
     pb = 2 if bits == 3 else bits  # bits of the first plane
     wblk = 4 * pb  # first-plane words per 128-weight block
@@ -112,22 +169,16 @@ def make_row_int(dot, bits: int, lanes: int):
         hoff = gs * pb // 32  # the high plane of a 3-bit group (unused otherwise)
         for i in range(lanes):
             acc[i] = 0
-        zdot = np.float32(0)
-        # one block per group (g128): flat loops, asymmetric and symmetric apart (no branch
-        # inside; see make_row_int's doc)
-        if nb == 1 and zeros.shape[0]:
-            for g in range(scales.shape[1]):
-                s = table[scales[r, g]]
-                zdot += s * table[zeros[r, g]] * xsum[g]
+        if nb == 1:  # one block per group (g128): flat loops (see make_row_int's doc)
+            ng = scales.shape[1]
+            zdot = group_scales(scales, zeros, zsym, xsum, table, r, acc, lanes)
+            for g in range(ng):
+                acc[lanes + g] *= xf[g]
+            for g in range(ng):
                 base = r * nw + g * wpg
-                dot(qflat, base, base + hoff, xl, 384 * g, acc, s * xf[g])
-        elif nb == 1:
-            for g in range(scales.shape[1]):
-                s = table[scales[r, g]]
-                zdot += s * zsym * xsum[g]
-                base = r * nw + g * wpg
-                dot(qflat, base, base + hoff, xl, 384 * g, acc, s * xf[g])
+                dot(qflat, base, base + hoff, xl, 384 * g, acc, acc[lanes + g])
         else:
+            zdot = np.float32(0)
             for g in range(scales.shape[1]):
                 s = table[scales[r, g]]
                 z = table[zeros[r, g]] if zeros.shape[0] else zsym
@@ -208,20 +259,13 @@ def make_row_a8(dot, lanes: int):
         nwp = gs // 8
         for i in range(lanes):
             acc[i] = 0
-        zdot = np.float32(0)
-        if nb == 1 and zeros.shape[0]:  # g128: the flat loops of make_row_int
+        if nb == 1:  # g128: the flat loop of make_row_int
+            zdot = group_scales(scales, zeros, zsym, xsum, table, r, acc, lanes)
             for g in range(scales.shape[1]):
-                s = table[scales[r, g]]
-                zdot += s * (table[zeros[r, g]] * xsum[g])
                 wb = r * nw + g * nwp
-                dot(qflat, wb, wb, xl, 128 * g, acc, s)
-        elif nb == 1:
-            for g in range(scales.shape[1]):
-                s = table[scales[r, g]]
-                zdot += s * (zsym * xsum[g])
-                wb = r * nw + g * nwp
-                dot(qflat, wb, wb, xl, 128 * g, acc, s)
+                dot(qflat, wb, wb, xl, 128 * g, acc, acc[lanes + g])
         else:
+            zdot = np.float32(0)
             for g in range(scales.shape[1]):
                 s = table[scales[r, g]]
                 z = table[zeros[r, g]] if zeros.shape[0] else zsym

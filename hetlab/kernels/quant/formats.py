@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.aligned import aligned_copy, aligned_empty, is_aligned
 from ...core.owned import OwnsArrays
 from ...core.validation import (
     array_module,
@@ -178,6 +179,17 @@ def unpack_codes(qweight: np.ndarray, bits: int, group_size: int) -> np.ndarray:
     return codes.reshape(out, ng * group_size)
 
 
+def _line_aligned(qw: Any, own: bool) -> Any:
+    """The codes to keep, read-only: host codes on a cache-line boundary (the W4 kernels load
+    them 64 bytes at a time; :mod:`hetlab.core.aligned` says what a split line costs), copied
+    when ``own`` or when they start elsewhere; device arrays as :func:`owned_copy` keeps them."""
+    if not isinstance(qw, np.ndarray):
+        return owned_copy(qw) if own else qw
+    if own or not is_aligned(qw) or not qw.flags.c_contiguous:
+        qw = aligned_copy(qw)
+    return read_only(qw)
+
+
 @dataclass(frozen=True, eq=False)
 class QuantizedMatrix(OwnsArrays):
     """A weight matrix of shape ``(out_features, in_features)`` in a group-wise integer format.
@@ -205,7 +217,8 @@ class QuantizedMatrix(OwnsArrays):
     Ownership: the matrix keeps private copies of the arrays it is given, NumPy ones
     read-only, so later writes to the caller's arrays cannot change it (CuPy arrays are
     copied on their device). :func:`quantize` and :meth:`map_arrays` hand over fresh arrays
-    that are adopted without a copy.
+    that are adopted without a copy. NumPy codes are kept on a 64-byte (cache-line) boundary,
+    copied there when they start elsewhere (the W4 kernels read them 64 bytes at a time).
 
     :meth:`save` / :meth:`load` store it in a ``.npz`` file (exact round trip).
     """
@@ -286,7 +299,7 @@ class QuantizedMatrix(OwnsArrays):
                     "value(s))."
                 )
         keep = owned_copy if own else read_only
-        for name, value in (("qweight", keep(qw)), ("scales", keep(sc)),
+        for name, value in (("qweight", _line_aligned(qw, own)), ("scales", keep(sc)),
                             ("zeros", None if z is None else keep(z)), ("bits", bits),
                             ("group_size", gs), ("in_features", int(n_in))):
             object.__setattr__(self, name, value)
@@ -667,7 +680,7 @@ def quantize(w: Any, bits: int = 4, group_size: int = 128, *, symmetric: bool = 
                      "Use a smaller group_size (rows are padded to a multiple of it).")
     scales = np.empty((out, ng), dtype=np.float16)
     zeros = None if symmetric else np.empty((out, ng), dtype=np.float16)
-    qweight = np.empty((out, n_pad * bits // 32), dtype=np.uint32)
+    qweight = aligned_empty((out, n_pad * bits // 32), np.uint32)
     for r0 in range(0, out, _ROW_BLOCK):  # packed block by block: temporaries stay block-sized
         blk = np.zeros((min(_ROW_BLOCK, out - r0), n_pad))
         blk[:, :n_in] = arr[r0 : r0 + _ROW_BLOCK]
