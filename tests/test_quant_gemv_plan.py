@@ -127,3 +127,62 @@ def test_nonfinite_x_makes_every_output_nonfinite(path, where, value, spread, ma
     finally:
         qn.use_w4_path(None)
     assert not np.isfinite(y).any()
+
+
+# --- hl.gemv_q's own route to the kept W4 call ------------------------------------------------
+
+def _dispatched(qw, x):
+    """hl.gemv_q through the dispatch and its checks (what the kept call must equal)."""
+    from hetlab.core.dispatch import run
+    from hetlab.kernels.quant.spec import GEMV_Q
+
+    return run(GEMV_Q, "numba", False, qw=qw, x=x)
+
+
+@pytest.mark.parametrize("path", qn.w4_paths())
+def test_gemv_q_kept_call_equals_the_dispatch(path):
+    from hetlab.kernels.quant.prepared import w4_call
+
+    qw = _qw(40, 512, 4, 128, seed=7)
+    x = np.random.default_rng(8).standard_normal(512).astype(np.float32)
+    assert w4_call(qw) is not None and w4_call(qw) is w4_call(qw)  # built once, kept
+    qn.use_w4_path(path)
+    try:
+        np.testing.assert_array_equal(hl.gemv_q(qw, x, device="numba"), _dispatched(qw, x))
+    finally:
+        qn.use_w4_path(None)
+
+
+@pytest.mark.parametrize("out, n_in, bits, gs", [(33, 256, 3, 128), (16, 512, 8, 64),
+                                                 (8, 256, 4, 64), (40, 200, 4, 128)])
+def test_gemv_q_other_formats_take_the_dispatch(out, n_in, bits, gs):
+    from hetlab.kernels.quant.prepared import w4_call
+
+    qw = _qw(out, n_in, bits, gs)
+    assert w4_call(qw) is None  # not a W4 fast format, or padded rows
+    x = np.random.default_rng(1).standard_normal(n_in).astype(np.float32)
+    np.testing.assert_array_equal(hl.gemv_q(qw, x, device="numba"), _dispatched(qw, x))
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_gemv_q_kept_call_still_refuses_nonfinite_x_by_name(value):
+    qw = _qw(24, 256, 4, 128, seed=4)
+    x = np.random.default_rng(5).standard_normal(256).astype(np.float32)
+    hl.gemv_q(qw, x, device="numba")  # the call is kept now
+    x[200] = value
+    with pytest.raises(InvalidInputError, match=r"^gemv_q: x"):
+        hl.gemv_q(qw, x, device="numba")
+    with pytest.raises(InvalidInputError, match=r"^gemv_q: x"):
+        hl.gemv_q(qw, x[:100], device="numba")  # wrong length: the dispatch's message
+
+
+def test_gemv_q_kept_call_does_not_keep_the_matrix_alive():
+    import gc
+    import weakref
+
+    qw = _qw(16, 256, 4, 128, seed=6)
+    hl.gemv_q(qw, np.ones(256, np.float32), device="numba")
+    ref = weakref.ref(qw)
+    del qw
+    gc.collect()
+    assert ref() is None

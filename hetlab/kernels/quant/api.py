@@ -8,7 +8,8 @@ import numpy as np
 
 from ...backends.base import Backend
 from ...core.dispatch import run
-from ...core.registry import register_impl, register_kernel
+from ...core.registry import get_backend, register_impl, register_kernel
+from ...errors import HetlabError
 from .formats import QuantizedMatrix
 from .spec import GEMM_Q, GEMV_Q, GEMV_W4A8
 
@@ -71,7 +72,34 @@ def gemv_q(qw: QuantizedMatrix, x: Any, *, device: Device = None,
     >>> np.allclose(hl.gemv_q(qw, x), w.sum(axis=1), atol=0.05)
     True
     """
+    if (device == "numba" and type(x) is np.ndarray and x.dtype == np.float32
+            and x.flags.c_contiguous):
+        # a W4 fast matrix and a ready x: the kernel's call kept per matrix (GemvPlan's
+        # route; qw was checked when built). Anything else, or NaN/inf found on the output,
+        # takes the dispatch below, whose checks raise.
+        call = _numba_w4_call(qw)
+        if call is not None and x.shape == call.xshape:
+            y = np.empty(call.out_features, np.float32)
+            if call(x, y):
+                return y
     return run(GEMV_Q, device, keep_on_device, qw=qw, x=x)
+
+
+def _numba_w4_call(qw: Any) -> Any:
+    """:func:`~.prepared.w4_call` once the numba backend is known to run here (else None)."""
+    if not _NUMBA_READY:
+        try:
+            get_backend("numba").require()
+        except HetlabError:
+            return None
+        _NUMBA_READY.append(True)
+    from .prepared import w4_call
+
+    return w4_call(qw)
+
+
+#: non-empty once the numba backend has been found to run here
+_NUMBA_READY: list[bool] = []
 
 
 def gemm_q(qw: QuantizedMatrix, X: Any, *, device: Device = None,

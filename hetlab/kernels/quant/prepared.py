@@ -17,11 +17,15 @@ took 7–9 µs after an 8 MB stream (2 µs warm), so NaN/inf are found on the ou
 
 Results are those of ``hl.gemv_q(qw, x, device="numba")`` (the same kernels on the same
 arguments; the W4 path is looked up at each call, so :func:`~.numba.use_w4_path` applies).
+``hl.gemv_q(qw, x, device="numba")`` itself takes the same route (:func:`w4_call`, kept per
+matrix) when ``x`` is already a C-contiguous float32 vector of the right length; any other
+``x``, and a NaN/inf in it, go through the dispatch and its checks.
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any
 
 import numpy as np
@@ -30,7 +34,64 @@ from ...errors import InvalidInputError
 from .formats import QuantizedMatrix
 from .spec import _check_activations, _check_qw
 
-__all__ = ["GemvPlan"]
+__all__ = ["GemvPlan", "W4Call", "w4_call"]
+
+
+class W4Call:
+    """The W4 fast kernel's call for one matrix: its arguments, kept (no reference to the
+    matrix itself, so a cache keyed by the matrix can let it go).
+
+    ``self(x, y)`` runs ``y = W @ x`` for a C-contiguous float32 ``x`` of shape
+    :attr:`xshape` (the caller checks) into float32 ``y`` (out,) and returns whether
+    ``y`` is free of NaN/inf as far as one output tells: every W4 kernel subtracts
+    ``Σ_g s·z·Σ x`` from every output row, so a non-finite ``x`` makes every ``y[r]``
+    non-finite (no fastmath flag assumes finite values; ``tests/test_quant_gemv_plan.py``
+    checks it on every path). A non-finite ``y[0]`` from finite ``x`` (overflow) also
+    returns False; the caller's checks then decide.
+    """
+
+    __slots__ = ("_default", "_gs", "_head", "_kernels", "_qn", "out_features", "xshape")
+
+    def __init__(self, qw: QuantizedMatrix) -> None:
+        from . import numba as qn  # here: importing hetlab must not import numba
+
+        self._qn = qn
+        self._head, _ = qn._common(qw)
+        self._gs = qw.group_size
+        self.out_features = qw.out_features
+        self.xshape = (qw.in_features,)
+        self._kernels = qn._W4_KERNELS["gemv"]
+        self._default = qn._W4_DEFAULT["gemv"]
+        qn.w4_path("gemv")  # logs the default path (once per process)
+
+    def __call__(self, x: np.ndarray, y: np.ndarray) -> bool:
+        qn = self._qn
+        # the path as qn.w4_path("gemv") picks it, without its logging call
+        kernel = self._kernels[qn._w4_forced or self._default]
+        kernel(*self._head, x, qn._F16, self._gs, y, qn._chunks(self.out_features))
+        return not self.out_features or math.isfinite(y[0])
+
+
+#: one :class:`W4Call` (or None: not a W4 fast format) per host matrix, for hl.gemv_q
+_CALLS: weakref.WeakKeyDictionary[QuantizedMatrix, W4Call | None] = weakref.WeakKeyDictionary()
+
+
+def w4_call(qw: Any) -> W4Call | None:
+    """The kept :class:`W4Call` of a host :class:`~.formats.QuantizedMatrix` in a W4 fast
+    format (group size a multiple of 128, rows unpadded), built on first use; None for
+    anything else (other formats, CuPy arrays, other types). Needs numba (the caller has
+    chosen the numba backend)."""
+    if type(qw) is not QuantizedMatrix or type(qw.qweight) is not np.ndarray:
+        return None
+    try:
+        return _CALLS[qw]
+    except KeyError:
+        pass
+    from . import numba as qn
+
+    call = W4Call(qw) if qn._w4_fast(qw) and qw.padded_in == qw.in_features else None
+    _CALLS[qw] = call
+    return call
 
 
 class GemvPlan:
@@ -65,13 +126,7 @@ class GemvPlan:
         self._qn = qn
         self.qw = _check_qw("GemvPlan", qw)
         self.in_features, self.out_features = qw.in_features, qw.out_features
-        self._head, _ = qn._common(qw)
-        self._fast = qn._w4_fast(qw) and qw.padded_in == qw.in_features
-        self._gs = qw.group_size
-        self._xshape = (qw.in_features,)
-        self._kernels = qn._W4_KERNELS["gemv"]
-        self._default = qn._W4_DEFAULT["gemv"]
-        qn.w4_path("gemv")  # logs the default path (once per process)
+        self._call = w4_call(qw)
 
     def __call__(self, x: Any, out: np.ndarray | None = None) -> np.ndarray:
         """``y`` (out_features,) float32 for ``x`` (in_features,) float16/32/64.
@@ -81,22 +136,16 @@ class GemvPlan:
         dtype, NaN/inf in ``x``, or a bad ``out`` (when ``x`` holds NaN/inf, ``out`` may have
         been written before the error is raised).
         """
-        if not (self._fast and type(x) is np.ndarray and x.dtype == np.float32
-                and x.shape == self._xshape and x.flags.c_contiguous):
+        call = self._call
+        if not (call is not None and type(x) is np.ndarray and x.dtype == np.float32
+                and x.shape == call.xshape and x.flags.c_contiguous):
             x = _check_activations("GemvPlan", "x", x, self.qw, 1)
-            if not self._fast:
+            if call is None:
                 return self._into(self._qn.gemv_q(self.qw, x), out)
         y = self._out(out)
-        qn = self._qn
-        # the path as qn.w4_path("gemv") picks it, without its logging call (logged once in
-        # __init__)
-        kernel = self._kernels[qn._w4_forced or self._default]
-        kernel(*self._head, x, qn._F16, self._gs, y, qn._chunks(self.out_features))
-        # NaN/inf check after the call, on one output: every W4 kernel subtracts Σ_g s·z·Σ x
-        # from every output row, so a non-finite x makes every y[r] non-finite (no fastmath
-        # flag assumes finite values; tests/test_quant_gemv_plan.py checks it on every path).
-        # A non-finite y[0] from finite x (overflow) passes the check below and is returned.
-        if self.out_features and not math.isfinite(y[0]):
+        # NaN/inf found on the output (W4Call's doc); a non-finite y[0] from finite x
+        # (overflow) passes the check below and is returned
+        if not call(x, y):
             _check_activations("GemvPlan", "x", x, self.qw, 1)  # raises, naming x
         return y
 
