@@ -8,6 +8,23 @@ page once) of the kernel and every process under it (Dask workers included), sam
 ``--interval`` seconds; RSS where PSS cannot be read (not Linux), which the table then says.
 The manager's own process (this script, standing in for the Jupyter server) is not counted.
 
+Each kernel imports the hetlab of this script's tree (its root comes first on the kernel's
+``PYTHONPATH``; a relative ``PYTHONPATH=.`` would name ``notebooks/``, the kernels' working
+folder, and a git worktree would measure the editable install's tree instead).
+
+Two things outside a notebook move its figure, which is why a clean clone (CI) reads higher
+than a second run on a working machine:
+
+- **numba's on-disk cache.** A clean clone has none: every ``cache=True`` kernel the notebook
+  calls is compiled in its kernel, and LLVM's memory stays with the process. A run after the
+  first loads them from ``__pycache__`` instead. ``--cold-numba-cache`` gives each kernel an
+  empty ``NUMBA_CACHE_DIR``, so a local run compiles as the clean clone does.
+- **Other processes sharing the libraries.** PSS splits a shared page among every process on
+  the machine that maps it: where other Python processes use the same virtual environment
+  (llvmlite's LLVM library, numpy's, scipy's), each kernel's share is smaller. CI's fresh
+  ``.venv`` is mapped by the kernel alone. Run from an environment nothing else uses to see
+  the CI figure.
+
 Budgets (issue 16): each notebook at most 45 s on a quiet 2-core machine and 700 MB peak; the
 whole series in one session at most 1.8 GB. The exit status is 1 only when memory is over
 budget (or a notebook fails to run): times are printed, never asserted, since a shared machine
@@ -18,13 +35,16 @@ Usage::
     python scripts/notebook_budget.py              # the whole series
     python scripts/notebook_budget.py 00 04        # notebooks whose name starts with 00 or 04
     python scripts/notebook_budget.py --shutdown-between
+    python scripts/notebook_budget.py --shutdown-between --cold-numba-cache   # as a clean clone
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterable
@@ -140,13 +160,25 @@ def _kernel_pid(km) -> int:
     return int(km.provisioner.process.pid)
 
 
+def kernel_env(numba_cache_dir: str | None = None) -> dict[str, str]:
+    """Environment of a kernel: this process's, with this tree's root first on ``PYTHONPATH``
+    and, when given, ``NUMBA_CACHE_DIR`` set to ``numba_cache_dir``."""
+    env = dict(os.environ)
+    rest = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *rest])
+    if numba_cache_dir is not None:
+        env["NUMBA_CACHE_DIR"] = numba_cache_dir
+    return env
+
+
 def run_series(paths: Iterable[Path], *, interval: float = 0.1, timeout: int = 600,
-               shutdown_between: bool = False,
+               shutdown_between: bool = False, cold_numba_cache: bool = False,
                cwd: Path = NOTEBOOKS) -> tuple[list[Row], float, str]:
     """Run each notebook in its own kernel of one kernel-manager session.
 
     Returns the rows, the series peak in MB (all kernels of the session at one instant) and the
-    memory kind ("pss" or "rss"). The notebooks on disk are not changed.
+    memory kind ("pss" or "rss"). The notebooks on disk are not changed. With
+    ``cold_numba_cache`` each kernel gets its own empty ``NUMBA_CACHE_DIR`` (removed after).
     """
     from jupyter_client.multikernelmanager import MultiKernelManager
     from nbclient import NotebookClient
@@ -154,12 +186,17 @@ def run_series(paths: Iterable[Path], *, interval: float = 0.1, timeout: int = 6
 
     mkm = MultiKernelManager()
     rows: list[Row] = []
-    with Sampler(interval) as sampler:
+    with tempfile.TemporaryDirectory(prefix="hetlab-numba-cache-") as caches, \
+            Sampler(interval) as sampler:
         try:
             for path in paths:
                 nb = nbformat.read(path, as_version=4)
                 t0 = time.perf_counter()
-                kid = mkm.start_kernel(kernel_name="python3", cwd=str(cwd))
+                cache = None
+                if cold_numba_cache:
+                    cache = tempfile.mkdtemp(prefix=path.stem[:2] + "-", dir=caches)
+                kid = mkm.start_kernel(kernel_name="python3", cwd=str(cwd),
+                                       env=kernel_env(cache))
                 km = mkm.get_kernel(kid)
                 pid = _kernel_pid(km)
                 sampler.watch(pid)
@@ -219,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--interval", type=float, default=0.1, help="sampling period (s)")
     p.add_argument("--shutdown-between", action="store_true",
                    help="shut each kernel down after its notebook (the last cell's advice)")
+    p.add_argument("--cold-numba-cache", action="store_true",
+                   help="an empty NUMBA_CACHE_DIR per kernel: compile as a clean clone does")
     p.add_argument("--notebooks", type=Path, default=NOTEBOOKS, help="folder of the series")
     p.add_argument("--peak-budget-mb", type=float, default=PEAK_BUDGET_MB)
     p.add_argument("--series-budget-mb", type=float, default=SERIES_BUDGET_MB)
@@ -230,7 +269,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"notebook_budget: no notebook in {args.notebooks} matches {args.only}")
         return 1
     rows, series_mb, kind = run_series(paths, interval=args.interval, cwd=args.notebooks,
-                                       shutdown_between=args.shutdown_between)
+                                       shutdown_between=args.shutdown_between,
+                                       cold_numba_cache=args.cold_numba_cache)
     text, ok = table(rows, series_mb, kind, peak_budget=args.peak_budget_mb,
                      series_budget=args.series_budget_mb,
                      shutdown_between=args.shutdown_between)

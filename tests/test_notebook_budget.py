@@ -109,3 +109,27 @@ def test_main_exits_1_when_a_notebook_is_over_its_memory_budget(tmp_path, capsys
     out = capsys.readouterr().out
     assert code == 1 and "MEMORY OVER" in out and "00-hold" in out
     assert budget.main(["--notebooks", str(tmp_path), "nothing-matches"]) == 1
+
+
+def test_kernel_env_puts_this_tree_first_and_sets_the_numba_cache(monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", ".")
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    env = budget.kernel_env()
+    assert env["PYTHONPATH"].split(os.pathsep) == [str(ROOT), "."]
+    assert "NUMBA_CACHE_DIR" not in env
+    assert budget.kernel_env("/tmp/x")["NUMBA_CACHE_DIR"] == "/tmp/x"
+
+
+@pytest.mark.slow
+def test_kernels_import_this_tree_and_compile_with_a_cold_cache(tmp_path):
+    check = ("import os, hetlab\n"
+             f"assert hetlab.__file__.startswith({str(ROOT / 'hetlab')!r}), hetlab.__file__\n"
+             "cache = os.environ['NUMBA_CACHE_DIR']\n"
+             "assert os.path.isdir(cache) and os.listdir(cache) == [], cache")
+    _notebook(tmp_path / "00-env.ipynb", check)
+    _notebook(tmp_path / "01-env.ipynb", check)  # a cache of its own, empty again
+    rows, _, _ = budget.run_series(sorted(tmp_path.glob("*.ipynb")), cwd=tmp_path,
+                                   cold_numba_cache=True, shutdown_between=True)
+    assert [r.error for r in rows] == ["", ""]
+    rows, _, _ = budget.run_series([tmp_path / "00-env.ipynb"], cwd=tmp_path)
+    assert rows[0].error  # without the option: no cache of its own (unset, or not empty)

