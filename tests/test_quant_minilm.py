@@ -133,3 +133,18 @@ def test_study_refuses_unknown_methods():
 
     with pytest.raises(hl.HetlabError, match="configs must be"):
         run_study(("W4 FOO",))
+
+
+def test_batched_encode_equals_one_batch_and_captures_every_token():
+    sents = SENTS * 5  # 15 sentences of 3 lengths
+    whole, cap_whole = minilm.encode(MODEL, sents, batch=64), {}
+    minilm.encode(MODEL, sents, capture=cap_whole, capture_only=("L1.ff2",), batch=64)
+    cap = {}
+    got = minilm.encode(MODEL, sents, capture=cap, capture_only=("L1.ff2",), batch=4)
+    assert len(cap["L1.ff2"]) == 4  # one capture per batch of 4, 4, 4, 3
+    np.testing.assert_allclose(got, whole, atol=1e-6)
+    np.testing.assert_allclose(np.concatenate(cap["L1.ff2"]), np.concatenate(cap_whole["L1.ff2"]),
+                               rtol=1e-5, atol=1e-5)
+    for bad in (0, -1, 2.0, True):
+        with pytest.raises(hl.InvalidInputError, match="batch"):
+            minilm.encode(MODEL, sents, batch=bad)

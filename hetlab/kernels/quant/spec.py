@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.aligned import aligned_empty
 from ...core.metrics import relative_error
 from ...core.params import Param
 from ...core.spec import Cost, KernelSpec
@@ -88,14 +89,21 @@ def make_quantized(out: int, n_in: int, rng: np.random.Generator, *, bits: int =
                    group_size: int = 128, symmetric: bool = False) -> QuantizedMatrix:
     """A quantized Gaussian matrix (σ = 0.02, like transformer weights) of shape (out, n_in).
 
-    Drawn in blocks of rows (the same values as one draw, without a float64 copy of the
-    whole matrix: 4096×4096 peaks at its float32 size, 67 MB, not 200 MB).
+    Drawn and quantized in blocks of rows (the same values as one draw of the whole matrix,
+    which is never held: 4096×4096 W4 peaks near its codes' size plus one block's
+    temporaries, about 20 MB, not the 67 MB float32 matrix plus quantize's temporaries).
     """
     block = max(1, (1 << 20) // max(n_in, 1))
-    w = np.empty((out, n_in), np.float32)
-    for r in range(0, out, block):
-        w[r:r + block] = rng.normal(0.0, 0.02, (min(block, out - r), n_in))
-    return quantize(w, bits=bits, group_size=group_size, symmetric=symmetric)
+    parts = [quantize(rng.normal(0.0, 0.02, (min(block, out - r), n_in)).astype(np.float32),
+                      bits=bits, group_size=group_size, symmetric=symmetric)
+             for r in range(0, out, block)]
+    if len(parts) == 1:
+        return parts[0]
+    qweight = aligned_empty((out, parts[0].qweight.shape[1]), np.uint32)
+    np.concatenate([p.qweight for p in parts], out=qweight)
+    zeros = None if symmetric else np.concatenate([p.zeros for p in parts])
+    return QuantizedMatrix._adopt(qweight, np.concatenate([p.scales for p in parts]), zeros,
+                                  parts[0].bits, parts[0].group_size, n_in)
 
 
 def _check_qw(kernel: str, qw: Any) -> QuantizedMatrix:
