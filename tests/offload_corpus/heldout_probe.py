@@ -490,6 +490,151 @@ def _doitgen_args(g, n):
     return (g.random((n // 2 + 1, n // 2 + 2, n)), g.random((n, n)))
 
 
+# -- more variants: float32 sums, Fortran order, reverse loops, NaN, integers, swaps ---------------
+def dot_f32(x, y):
+    """Σ x·y of float32 arrays from ``s = 0.0`` (NumPy keeps float32)."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i] * y[i]
+    return s
+
+
+def gemm_fortran(A, B, C):
+    """C = A B into a Fortran-ordered C, all operands Fortran-ordered, k outermost."""
+    for k in range(A.shape[1]):
+        for i in range(A.shape[0]):
+            for j in range(B.shape[1]):
+                C[i, j] += A[i, k] * B[k, j]
+
+
+def _gemm_f_args(g, n):
+    f = np.asfortranarray
+    return (f(g.random((n, n + 2))), f(g.random((n + 2, n - 1))), f(np.zeros((n, n - 1))))
+
+
+def backward_recurrence(a):
+    """a[i] += a[i - 1] from the top down: each iteration reads an element the next one
+    writes (an anti dependence)."""
+    for i in range(a.shape[0] - 1, 0, -1):
+        a[i] = a[i] + a[i - 1]
+
+
+def row_normalize(a):
+    """Each row scaled to unit Euclidean norm, the norm in a scalar."""
+    for i in range(a.shape[0]):
+        nrm = 0.0
+        for j in range(a.shape[1]):
+            nrm = nrm + a[i, j] ** 2
+        nrm = math.sqrt(nrm)
+        for j in range(a.shape[1]):
+            a[i, j] /= nrm
+
+
+def forward_substitution(L, b, x):
+    """Solve L x = b, L lower triangular."""
+    n = L.shape[0]
+    for i in range(n):
+        s = b[i]
+        for j in range(i):
+            s -= L[i, j] * x[j]
+        x[i] = s / L[i, i]
+
+
+def back_substitution(U, b, x):
+    """Solve U x = b, U upper triangular, rows from the bottom (``range(n - 1, -1, -1)``)."""
+    n = U.shape[0]
+    for i in range(n - 1, -1, -1):
+        s = b[i]
+        for j in range(i + 1, n):
+            s = s - U[i, j] * x[j]
+        x[i] = s / U[i, i]
+
+
+def _tri_args(g, n):
+    return (g.random((n, n)) + n * np.eye(n), g.random(n), np.zeros(n))
+
+
+def moving_average(x, w, out):
+    """Mean of each window of ``w`` (an int argument) consecutive values."""
+    for i in range(len(x) - w + 1):
+        s = 0.0
+        for k in range(w):
+            s += x[i + k]
+        out[i] = s / w
+
+
+def _mavg_args(g, n):
+    return (g.random(n * 8), 5, np.zeros(n * 8 - 4))
+
+
+def int_matvec(A, x, y):
+    """y = A x in int64 (exact)."""
+    for i in range(A.shape[0]):
+        acc = 0
+        for j in range(A.shape[1]):
+            acc = acc + A[i, j] * x[j]
+        y[i] = acc
+
+
+def _int_mv_args(g, n):
+    return (g.integers(-9, 9, (n, n + 1)), g.integers(-9, 9, n + 1), np.zeros(n, np.int64))
+
+
+def count_and_clip(a, lo, hi):
+    """Count values above ``hi``, then clip in place; returns the count."""
+    c = 0
+    for i in range(a.shape[0]):
+        if a[i] > hi:
+            c += 1
+    for i in range(a.shape[0]):
+        if a[i] > hi:
+            a[i] = hi
+        elif a[i] < lo:
+            a[i] = lo
+    return c
+
+
+def _clip_args(g, n):
+    return (g.standard_normal(n * 8), -0.5, 0.5)
+
+
+def nan_to_zero_scaled(x, scale, out):
+    """out = scale · x with NaN replaced by 0; NaN inputs on purpose."""
+    for i in range(len(x)):
+        if np.isnan(x[i]):
+            out[i] = 0.0
+        else:
+            out[i] = scale * x[i]
+
+
+def _nan_args(g, n):
+    x = g.standard_normal(n * 8)
+    x[::7] = np.nan
+    return (x, 2.5, np.zeros(n * 8))
+
+
+def reverse_rows(a):
+    """Reverse the order of rows (or elements) in place by swaps through a temporary; with a
+    2-D ``a`` the temporary is a view (Python semantics kept: rows ``n-1-i`` get row ``i``'s
+    new contents)."""
+    n = a.shape[0]
+    for i in range(n // 2):
+        tmp = a[i]
+        a[i] = a[n - 1 - i]
+        a[n - 1 - i] = tmp
+
+
+def running_max_argmax(x):
+    """Largest value and its first index."""
+    best = x[0]
+    at = 0
+    for i in range(1, len(x)):
+        if x[i] > best:
+            best = x[i]
+            at = i
+    return best, at
+
+
 def _square(g, n):
     return (g.random((n, n)) + n * np.eye(n),)
 
@@ -546,4 +691,30 @@ PROBES: dict[str, Probe] = {
                                   reduction=("L2",), moderate=1_500),
     "doitgen_local_tmp": Probe(doitgen_local_tmp, _doitgen_args, parallel=("L3", "L5"),
                                moderate=80),
+    "dot_f32": Probe(dot_f32, lambda g, n: (g.random(n * 8).astype(np.float32),
+                                            g.random(n * 8).astype(np.float32)),
+                     reduction=("L1",), moderate=200_000),
+    "gemm_fortran": Probe(gemm_fortran, _gemm_f_args, parallel=("L2", "L3"), moderate=250),
+    "backward_recurrence": Probe(backward_recurrence, lambda g, n: (g.random(n * 8),),
+                                 serial=("L1",), moderate=250_000),
+    "row_normalize": Probe(row_normalize, lambda g, n: (g.random((n, n + 2)),),
+                           parallel=("L1", "L3"), reduction=("L2",), moderate=1_000),
+    "forward_substitution": Probe(forward_substitution, _tri_args, serial=("L1",),
+                                  reduction=("L2",), moderate=1_500),
+    "back_substitution": Probe(back_substitution, _tri_args, serial=("L1",),
+                               reduction=("L2",), moderate=1_500),
+    "moving_average": Probe(moving_average, _mavg_args, parallel=("L1",),
+                            reduction=("L2",), moderate=100_000),
+    "int_matvec": Probe(int_matvec, _int_mv_args, parallel=("L1",), reduction=("L2",),
+                        moderate=1_500),
+    "count_and_clip": Probe(count_and_clip, _clip_args, reduction=("L1",),
+                            parallel=("L2",), moderate=250_000),
+    "nan_to_zero_scaled": Probe(nan_to_zero_scaled, _nan_args, parallel=("L1",),
+                                moderate=250_000),
+    "reverse_rows_1d": Probe(reverse_rows, lambda g, n: (g.random(n * 8),),
+                             moderate=250_000),
+    "reverse_rows_2d": Probe(reverse_rows, lambda g, n: (g.random((n + 1, 3)),),
+                             moderate=100_000),
+    "running_max_argmax": Probe(running_max_argmax, lambda g, n: (g.random(n * 8),),
+                                serial=(), moderate=250_000),
 }

@@ -126,13 +126,18 @@ class _Reader:
     def ref(self, node: ast.AST, vs: tuple[str, ...]) -> Ref | None:
         if isinstance(node, ast.Name):
             return Ref(node.id, ())
-        if not isinstance(node, ast.Subscript) or _name(node.value) is None:
+        parts: list[ast.AST] = []
+        base = node  # ``A[i][k]`` (chained) reads what ``A[i, k]`` reads
+        while isinstance(base, ast.Subscript):
+            sl = base.slice
+            parts[:0] = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+            base = base.value
+        if base is node or _name(base) is None:
             return None
-        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         idx = tuple(_name(p) for p in parts)
         if any(v is None or v not in vs for v in idx) or len(set(idx)) != len(idx):
             return None
-        return Ref(node.value.id, idx)  # type: ignore[union-attr, arg-type]
+        return Ref(base.id, idx)  # type: ignore[attr-defined, arg-type]
 
     def terms(self, node: ast.AST, vs: tuple[str, ...]) -> list[Term] | None:
         """``node`` as a sum of products, or None."""

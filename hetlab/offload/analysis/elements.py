@@ -6,9 +6,11 @@ test only when something is written through it (``t[k] = …``, ``t += …`` on 
 that writes its argument) or when it carries storage from one iteration to another. A local
 that is never written through and is bound, in every iteration of a loop, before it is read
 (not an exposed read) reads only what its binding ``A[…]`` reads in that iteration — an access
-the dependence test already sees. :func:`read_only_elements` finds the locals for which that
-holds at every binding; the loop report then drops the alias between them and their arrays
-(see ``report._alias_reasons``).
+the dependence test already sees. An update in place (``acc += …``) is allowed when each
+element binding ``acc = C[i, j]`` is followed in its block by the store ``C[i, j] = …`` (the
+same subscript): whatever the update writes through a view lies in what that store writes.
+:func:`read_only_elements` finds the locals for which this holds at every binding; the
+loop report then drops the alias between them and their arrays (``report._alias_reasons``).
 
 >>> import ast
 >>> src = '''
@@ -68,13 +70,14 @@ def _pure_call(call: ast.Call, namespace: dict[str, Any]) -> bool:
 
 def read_only_elements(tree: ast.FunctionDef, namespace: dict[str, Any]) -> frozenset[str]:
     """Locals of ``tree`` whose every binding is an element read or a fresh value and which
-    are never written through, stored into, updated in place, passed to a call that is not a
-    pure ``math``/NumPy/builtin function, nor read through an attribute other than
-    ``.shape``/``.size``/``.ndim``/``.dtype``."""
+    are never written through, stored into, updated in place (unless stored back, see the
+    module's text), passed to a call that is not a pure ``math``/NumPy/builtin function, nor
+    read through an attribute other than ``.shape``/``.size``/``.ndim``/``.dtype``."""
     a = tree.args
     params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
     names: set[str] = set()
     bad: set[str] = set(params)
+    augmented: set[str] = set()
     for n in ast.walk(tree):
         if isinstance(n, ast.Assign):
             for t in n.targets:
@@ -83,7 +86,7 @@ def read_only_elements(tree: ast.FunctionDef, namespace: dict[str, Any]) -> froz
                     if not (_element_read(n.value) or _fresh_value(n.value, namespace)):
                         bad.add(t.id)
         elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
-            bad.add(n.target.id)  # ``t += e`` writes a view in place
+            augmented.add(n.target.id)  # ``t += e`` writes a view in place
         elif isinstance(n, ast.Call) and not _pure_call(n, namespace):
             bad |= {m.id for arg in (*n.args, *(k.value for k in n.keywords), n.func)
                     for m in ast.walk(arg) if isinstance(m, ast.Name)}
@@ -100,5 +103,39 @@ def read_only_elements(tree: ast.FunctionDef, namespace: dict[str, Any]) -> froz
         if isinstance(n, ast.Assign) and not all(isinstance(t, ast.Name) for t in n.targets):
             bad |= {m.id for t in n.targets for m in ast.walk(t)
                     if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Store)}
-    # a binding to another name would share its storage: ``s = t`` with ``t`` a view
+    # ``acc = C[i, j]; acc += …; C[i, j] = acc``: what ``acc += …`` may write through a view
+    # is inside ``C[i, j]``, which a later statement of the same block stores anyway
+    bad |= {y for y in augmented if not _stored_back(tree, y)}
     return frozenset(names - bad)
+
+
+def _stored_back(tree: ast.FunctionDef, name: str) -> bool:
+    """Whether every element binding ``name = X[s]`` is followed, in the same block, by a
+    store ``X[s] = …`` (the same subscript, none of its names bound in between)."""
+    for node in ast.walk(tree):
+        for field_ in ("body", "orelse"):
+            block = getattr(node, field_, None)
+            if not isinstance(block, list):
+                continue
+            for k, st in enumerate(block):
+                if not (isinstance(st, ast.Assign) and len(st.targets) == 1
+                        and isinstance(st.targets[0], ast.Name) and st.targets[0].id == name
+                        and _element_read(st.value)):
+                    continue
+                if not _store_follows(st.value, block[k + 1:]):  # type: ignore[arg-type]
+                    return False
+    return True
+
+
+def _store_follows(read: ast.Subscript, rest: list[ast.stmt]) -> bool:
+    want = ast.dump(read.value) + ast.dump(read.slice)
+    used = {n.id for n in ast.walk(read) if isinstance(n, ast.Name)}
+    for st in rest:
+        if isinstance(st, ast.Assign) and any(
+                isinstance(t, ast.Subscript) and ast.dump(t.value) + ast.dump(t.slice) == want
+                for t in st.targets):
+            return True
+        if any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in used
+               for n in ast.walk(st)):
+            return False
+    return False

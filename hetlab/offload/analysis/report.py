@@ -203,7 +203,7 @@ def _alias_reasons(loop: Loop, accs: list[Any], aliases: AliasInfo,
                for t in _bind_targets(node) for n in ast.walk(t)
                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     reasons: list[str] = []
-    for x in sorted(stored):
+    for x in sorted(stored - bound_first):
         if x in rebound and not aliases.is_fresh(x) and x in aliases.roots:
             reasons.append(f"{x} is written and bound anew inside the loop to storage that is "
                            f"not freshly allocated{aliases.why(x)}: iterations may write the "
