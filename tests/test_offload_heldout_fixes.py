@@ -289,3 +289,59 @@ def test_other_conditional_updates_are_left_alone():
         report = offload.analyze(fn)
         assert not report.loop("L1").parallelizable, fn.__name__
         assert "max(" not in offload.transform(fn).source, fn.__name__
+
+
+# -- one-based loops (Fortran ports) are re-based for the catalogue -------------------------------
+def gemm_one_based(A, B, C, n):
+    for i in range(1, n + 1):
+        for j in range(1, n + 1):
+            for k in range(1, n + 1):
+                C[i - 1, j - 1] += A[i - 1, k - 1] * B[k - 1, j - 1]
+
+
+def matvec_from_two(A, x, y):
+    """``range(2, n + 1)`` with ``i - 1``: rows 1 … n - 1 (start 2 − 1 = 1)."""
+    n = A.shape[0]
+    for i in range(2, n + 1):
+        for j in range(1, n + 1):
+            y[i - 1] = y[i - 1] + A[i - 1, j - 1] * x[j - 1]
+
+
+def matvec_mixed_offsets(A, x, y):
+    """``x[j]`` beside ``A[i, j - 1]``: not one shift per variable, no block."""
+    n = A.shape[0]
+    for i in range(n):
+        for j in range(1, n):
+            y[i] += A[i, j - 1] * x[j]
+
+
+def matvec_one_based_live(A, x, y):
+    """The loop variable is returned: its value after the loop would change, no block."""
+    n = A.shape[0]
+    for i in range(1, n + 1):
+        for j in range(1, n + 1):
+            y[i - 1] += A[i - 1, j - 1] * x[j - 1]
+    return i
+
+
+def test_one_based_loops_match_the_catalogue():
+    rng = np.random.default_rng(7)
+    report = offload.analyze(gemm_one_based)
+    assert [b.pattern for b in report.blocks] == ["matmul"]
+    A, B, C = rng.random((6, 6)), rng.random((6, 6)), rng.random((6, 6))
+    want = C.copy()
+    gemm_one_based(A, B, want, 5)  # n = 5 < 6: the bounds are kept
+    offload.transform(report, blocks=["B1"]).compile()(A, B, C, 5)
+    np.testing.assert_allclose(C, want, rtol=1e-12)
+    report = offload.analyze(matvec_from_two)
+    assert [b.pattern for b in report.blocks] == ["matvec"]
+    y, want = np.zeros(6), np.zeros(6)
+    matvec_from_two(A, B[0], want)
+    offload.transform(report, blocks=["B1"]).compile()(A, B[0], y)
+    np.testing.assert_allclose(y, want, rtol=1e-12)
+    assert y[0] == 0.0
+
+
+def test_mixed_offsets_and_live_loop_variables_are_no_block():
+    assert not offload.analyze(matvec_mixed_offsets).blocks
+    assert not offload.analyze(matvec_one_based_live).blocks

@@ -635,6 +635,16 @@ def running_max_argmax(x):
     return best, at
 
 
+def matvec_one_based(A, x, y):
+    """y = A x written as a Fortran port: one-based loops, ``i - 1`` subscripts."""
+    n = A.shape[0]
+    m = A.shape[1]
+    for i in range(1, n + 1):
+        y[i - 1] = 0.0
+        for j in range(1, m + 1):
+            y[i - 1] = y[i - 1] + A[i - 1, j - 1] * x[j - 1]
+
+
 def _square(g, n):
     return (g.random((n, n)) + n * np.eye(n),)
 
@@ -717,4 +727,7 @@ PROBES: dict[str, Probe] = {
                              moderate=100_000),
     "running_max_argmax": Probe(running_max_argmax, lambda g, n: (g.random(n * 8),),
                                 serial=(), moderate=250_000),
+    "matvec_one_based": Probe(matvec_one_based, lambda g, n: (g.random((n, n + 1)),
+                                                              g.random(n + 1), np.zeros(n)),
+                              parallel=("L1",), moderate=1_500),
 }

@@ -40,6 +40,7 @@ import copy
 
 from .expand import expand_scalars
 from .privatize import privatize
+from .rebase import rebased
 from .tensor import TEMP_PREFIX, Ref, Stmt, TensorNest, Term
 
 __all__ = ["Ref", "Term", "Stmt", "TensorNest", "normalize", "TEMP_PREFIX"]
@@ -278,8 +279,10 @@ def normalize(root: ast.For, row: bool = False) -> TensorNest | None:
         the loops around their first assignment; scalar names only read are scalar factors.
     """
     r = _Reader(row)
-    if row:
-        root = copy.deepcopy(root)  # sibling loops may be renamed
+    fresh = rebased(root)  # one-based loops (``A[i - 1, j - 1]``) re-based: a copy
+    if row and fresh is root:
+        fresh = copy.deepcopy(root)  # sibling loops may be renamed
+    root = fresh
     try:
         r.loop(root, (), ())
     except _Fail:
