@@ -20,8 +20,8 @@ from .offload_corpus import heldout_probe as hp
 pytest.importorskip("numba")
 
 #: a small, quick search: no confirmation round, no among-work timing, one timed call
-QUICK = dict(targets=("numba",), budget=4, progress=False,
-             ga=GAOptions(population=4, generations=1),
+QUICK = dict(targets=("numba",), budget=3, progress=False,
+             ga=GAOptions(population=3, generations=1),
              measure=MeasureOptions(repeats=1, warmup=0, confirm=0, among_work=0))
 
 
