@@ -51,6 +51,8 @@ _FRESH_METHODS = frozenset({
 })
 #: attributes that are plain values, not storage
 _VALUE_ATTRS = frozenset({"shape", "size", "ndim", "dtype", "nbytes", "itemsize", "strides"})
+#: attributes only NumPy arrays have (not lists, tuples or dicts)
+_ARRAY_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "T", "strides", "itemsize"})
 #: builtins whose result is a new value (min/max return one of their arguments)
 _FRESH_BUILTINS = frozenset({"abs", "int", "float", "bool", "round", "len", "range", "pow",
                              "complex", "prange", "sum", "sorted", "list", "tuple", "str",
@@ -118,6 +120,10 @@ class _Pass:
         self.view_lines: dict[str, int] = {}
         self.globals_read: set[str] = set()
         self.scalars = _scalar_names(tree, namespace)
+        # names read through an array attribute (``a.shape``): arrays, never lists, so an
+        # element store ``a[i] = hi`` copies a value and keeps no reference to ``hi``
+        self.arrays = {n.value.id for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                       and isinstance(n.value, ast.Name) and n.attr in _ARRAY_ATTRS}
 
     # -- roots of an expression -----------------------------------------------------------
     def name_roots(self, name: str) -> set[str]:
@@ -263,7 +269,8 @@ class _Pass:
             # element: lists take no tuple index, and numba compiles no dict of arrays passed in
             if not (isinstance(base, ast.Name) and base.id in self.roots):
                 return
-            if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Tuple):
+            if isinstance(target, ast.Subscript) and (isinstance(target.slice, ast.Tuple)
+                                                      or base.id in self.arrays):
                 return
             if base.id in self.lists or isinstance(target, ast.Attribute):
                 self.roots[base.id] |= value - {_OWN}

@@ -40,6 +40,7 @@ import copy
 
 from .expand import expand_scalars
 from .privatize import privatize
+from .rebase import rebased
 from .tensor import TEMP_PREFIX, Ref, Stmt, TensorNest, Term
 
 __all__ = ["Ref", "Term", "Stmt", "TensorNest", "normalize", "TEMP_PREFIX"]
@@ -126,13 +127,18 @@ class _Reader:
     def ref(self, node: ast.AST, vs: tuple[str, ...]) -> Ref | None:
         if isinstance(node, ast.Name):
             return Ref(node.id, ())
-        if not isinstance(node, ast.Subscript) or _name(node.value) is None:
+        parts: list[ast.AST] = []
+        base = node  # ``A[i][k]`` (chained) reads what ``A[i, k]`` reads
+        while isinstance(base, ast.Subscript):
+            sl = base.slice
+            parts[:0] = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+            base = base.value
+        if base is node or _name(base) is None:
             return None
-        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         idx = tuple(_name(p) for p in parts)
         if any(v is None or v not in vs for v in idx) or len(set(idx)) != len(idx):
             return None
-        return Ref(node.value.id, idx)  # type: ignore[union-attr, arg-type]
+        return Ref(base.id, idx)  # type: ignore[attr-defined, arg-type]
 
     def terms(self, node: ast.AST, vs: tuple[str, ...]) -> list[Term] | None:
         """``node`` as a sum of products, or None."""
@@ -273,8 +279,10 @@ def normalize(root: ast.For, row: bool = False) -> TensorNest | None:
         the loops around their first assignment; scalar names only read are scalar factors.
     """
     r = _Reader(row)
-    if row:
-        root = copy.deepcopy(root)  # sibling loops may be renamed
+    fresh = rebased(root)  # one-based loops (``A[i - 1, j - 1]``) re-based: a copy
+    if row and fresh is root:
+        fresh = copy.deepcopy(root)  # sibling loops may be renamed
+    root = fresh
     try:
         r.loop(root, (), ())
     except _Fail:

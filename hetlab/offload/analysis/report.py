@@ -14,6 +14,7 @@ from ..front.source import FunctionSource, read_function
 from .aliases import AliasInfo, alias_info
 from .blocks import Block, find_blocks
 from .deps import Dependence, carried_dependences, unmodelable_subscripts
+from .elements import read_only_elements
 from .parhelp import install
 from .scalars import exposed_reads, live_after, reduction_op, written_names
 from .transforms import Transforms, find_transforms
@@ -185,10 +186,11 @@ def _bind_targets(node: ast.AST) -> list[ast.AST]:
 
 
 def _alias_reasons(loop: Loop, accs: list[Any], aliases: AliasInfo,
-                   namespace: dict[str, Any]) -> list[str]:
+                   namespace: dict[str, Any], bound_first: frozenset[str]) -> list[str]:
     """Why storage written in ``loop`` may be reached under two names (or a name that changes
     from one iteration to the next), which the dependence test cannot see: views and aliases
-    made inside the function (``b = a[1:]``, ``b = a.T``, ``b = f(a)``)."""
+    made inside the function (``b = a[1:]``, ``b = a.T``, ``b = f(a)``). ``bound_first``: read-only
+    element locals bound in each iteration before they are read (:mod:`.elements`)."""
     body = loop.node.body
     stored = {a.array for a in accs if a.write}
     stored |= {n.target.id for s in body for n in ast.walk(s)
@@ -201,7 +203,7 @@ def _alias_reasons(loop: Loop, accs: list[Any], aliases: AliasInfo,
                for t in _bind_targets(node) for n in ast.walk(t)
                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     reasons: list[str] = []
-    for x in sorted(stored):
+    for x in sorted(stored - bound_first):
         if x in rebound and not aliases.is_fresh(x) and x in aliases.roots:
             reasons.append(f"{x} is written and bound anew inside the loop to storage that is "
                            f"not freshly allocated{aliases.why(x)}: iterations may write the "
@@ -212,7 +214,7 @@ def _alias_reasons(loop: Loop, accs: list[Any], aliases: AliasInfo,
         elif x in aliases.roots and "?" in aliases.roots_of(x):
             reasons.append(f"{x} may not be freshly allocated storage{aliases.why(x)} (the "
                            "analysis cannot tell what it refers to)")
-        for y in sorted(touched - {x}):
+        for y in sorted(touched - {x} - bound_first):
             if aliases.may_alias(x, y):
                 reasons.append(f"{x} (written) may share memory with {y}"
                                f"{aliases.why(x) or aliases.why(y)}: a view or alias the "
@@ -222,7 +224,7 @@ def _alias_reasons(loop: Loop, accs: list[Any], aliases: AliasInfo,
 
 def _analyze_loop(loop: Loop, loops: list[Loop], tree: LoopTree,
                   namespace: dict[str, Any], aliases: AliasInfo,
-                  nonneg: frozenset[str]) -> LoopReport:
+                  nonneg: frozenset[str], readonly: frozenset[str] = frozenset()) -> LoopReport:
     body = loop.node.body
     accs = [a for a in tree.accesses if loop.index in a.loops]
     written = written_names(body)
@@ -267,8 +269,10 @@ def _analyze_loop(loop: Loop, loops: list[Loop], tree: LoopTree,
             rep.reductions[s] = op
         else:
             reasons.append(f"scalar {s} carries a value from one iteration to the next")
-    alias_why = _alias_reasons(loop, accs, aliases, namespace)
-    private -= {p for p in private if not aliases.is_fresh(p)}  # views are not private copies
+    bound_first = readonly - exposed  # element reads the dependence test sees (.elements)
+    alias_why = _alias_reasons(loop, accs, aliases, namespace, bound_first)
+    private -= {p for p in private  # views are not private copies
+                if not aliases.is_fresh(p) and p not in bound_first}
     accesses, wrap_why = unmodelable_subscripts(loop, loops, tree.accesses, written, nonneg)
     deps = carried_dependences(loop, loops, accesses, written, private)
     rep.dependences = deps
@@ -399,7 +403,8 @@ def analyze(fn: Callable[..., Any] | FunctionSource) -> Report:
     tree = build_tree(src.tree, src.namespace, src.first_line)
     aliases = alias_info(src.tree, src.namespace, src.first_line)
     nonneg = _size_names(src.tree)
-    reports = [_analyze_loop(lp, tree.loops, tree, src.namespace, aliases, nonneg)
+    readonly = read_only_elements(src.tree, src.namespace)
+    reports = [_analyze_loop(lp, tree.loops, tree, src.namespace, aliases, nonneg, readonly)
                for lp in tree.loops]
     if src.refusals:  # the function runs as written: no loop of it is offloaded
         for rep in reports:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import InvalidInputError
+from .extrema import fold_extrema
 
 __all__ = ["FunctionSource", "read_function"]
 
@@ -96,6 +97,7 @@ def read_function(fn: Any) -> FunctionSource:
     except (ValueError, TypeError):  # an empty cell (a closure variable not yet bound)
         nonlocals = {}
     namespace = {**fn.__globals__, **nonlocals}
+    fold_extrema(tree, namespace)  # ``if e > m: m = e`` → ``m = max(m, e)`` (.extrema)
     refusals = whole_function_refusals(tree, first, bound=original is not None)
     return FunctionSource(fn, fn.__name__, text, tree, namespace, first, refusals, original)
 

@@ -1,0 +1,86 @@
+"""The held-out probe (tests/offload_corpus/heldout_probe.py) at moderate sizes: per kernel the
+loops judged parallel, the function blocks found, the plan ``offload.search`` keeps (numba
+target), and the plan against the plain function under serial ``numba.njit`` (interleaved
+rounds, ``confirm_times``), with the plan checked against the serial njit at that size.
+
+    PYTHONPATH=. python benchmarks/offload_probe.py [--only a,b] [--budget N] [--scale F]
+
+Figures from a shared, busy machine are only indicative (no answer key here: the probe has no
+hand-written versions; it measures generality, not tuning).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+
+
+def _row(name: str, probe, budget: int, scale: float) -> dict:
+    import numba
+    import numpy as np
+
+    from hetlab import offload
+    from hetlab.offload import GAOptions, MeasureOptions
+    from hetlab.offload.runtime.measure import confirm_times, copy_args, outputs_of, verify
+
+    n = max(probe.small, int(probe.moderate * scale))
+    args = probe.make(np.random.default_rng(0), n)
+    report = offload.analyze(probe.fn)
+    row = {"kernel": name, "n": n,
+           "parallel": " ".join(lp.id for lp in report.parallelizable) or "-",
+           "blocks": ",".join(b.pattern for b in report.blocks) or "-"}
+    t0 = time.perf_counter()
+    plan = offload.search(probe.fn, args, targets=("numba",), budget=budget, reference="njit",
+                          progress=False, ga=GAOptions(population=6),
+                          measure=MeasureOptions(repeats=3))
+    row["search_s"] = time.perf_counter() - t0
+    row["plan"] = "+".join([*plan.blocks, *plan.loops]) or "(serial)"
+    serial_fn, plan_fn = numba.njit(probe.fn), plan.compile()
+    want_args, got_args = copy_args(args), copy_args(args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = outputs_of(serial_fn(*want_args), want_args)
+        ok, _ = verify(outputs_of(plan_fn(*got_args), got_args), want)
+    row["ok"] = ok
+    t = confirm_times({"serial": (serial_fn, None), "plan": (plan_fn, None)}, args, 3,
+                      rounds=3)
+    row.update(serial_ms=t["serial"] * 1e3, plan_ms=t["plan"] * 1e3,
+               speedup=t["serial"] / t["plan"])
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", default="", help="comma-separated probe names")
+    ap.add_argument("--budget", type=int, default=12, help="candidates per search")
+    ap.add_argument("--scale", type=float, default=1.0, help="factor on the moderate sizes")
+    a = ap.parse_args(argv)
+    from tests.offload_corpus.heldout_probe import PROBES
+
+    names = [s for s in a.only.split(",") if s] or list(PROBES)
+    head = (f"{'kernel':22s} {'n':>6s} {'parallel':26s} {'blocks':24s} {'plan':18s} "
+            f"{'ok':>3s} {'serial ms':>10s} {'plan ms':>9s} {'x':>6s} {'search s':>8s}")
+    print(head)
+    print("-" * len(head))
+    slower = wrong = 0
+    for name in names:
+        try:
+            r = _row(name, PROBES[name], a.budget, a.scale)
+        except Exception as exc:  # a failure is a result of the probe, printed
+            print(f"{name:22s} FAILED: {type(exc).__name__}: {exc}")
+            wrong += 1
+            continue
+        wrong += not r["ok"]
+        slower += r["speedup"] < 0.95
+        print(f"{r['kernel']:22s} {r['n']:6d} {r['parallel'][:26]:26s} {r['blocks'][:24]:24s} "
+              f"{r['plan'][:18]:18s} {'yes' if r['ok'] else 'NO':>3s} {r['serial_ms']:10.2f} "
+              f"{r['plan_ms']:9.2f} {r['speedup']:6.2f} {r['search_s']:8.1f}", flush=True)
+    print(f"\n{len(names)} kernels: {wrong} wrong or failed, {slower} plans slower than "
+          "serial njit (< 0.95x; on a busy machine)")
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
