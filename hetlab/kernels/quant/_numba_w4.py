@@ -83,6 +83,19 @@ retried blindly):
   (floor 195–198 µs), W4A8 252–270 → 216–231 µs; in L2 on one thread 37–40 → 34–37 µs and
   30–34 → 23–26 µs.
 
+- (2026-12-02, files in ``benchmarks/results/quiet-2026-12-02/``) two changes, A/B against
+  the code before them in alternating processes (``w4_ab.txt``, ``w4_ab_11008.txt``; medians
+  of the best of 10 calls, µs): the codes kept on a 64-byte boundary (``QuantizedMatrix``:
+  :mod:`hetlab.core.aligned`; ``malloc`` had placed them 16–48 bytes into a line, so every
+  64-byte load split) and each g128 row's scales converted 16 at a time with the zero-point
+  sum vectorized before the block loop (``_w4_driver.group_scales``). 4096×4096 on 2 threads:
+  before 306–410 (median of 8 runs 361), after 279–387 (317); in L2 on one thread
+  36.5–90.9 (median 42.6) → 34.0–42.0 (35.3); 4096 rows × 11008 inputs: 789–977 → 691–733
+  (floor 543–576). Alone, the placement measured 0–3% (``w4_align_ab.txt``). This VM's
+  figures swung by 15–25% between identical runs that night (``plan_vs_direct.txt``: the
+  kernel at 59–64% of the floor at 4096×4096 and 62–74% at 4096 × 11008, in two runs
+  minutes apart).
+
 The row loops and dynamic scheduling of these kernels, of the AVX2 ones and of W4A8 are
 written once, in :mod:`._w4_driver` (generated per path from its row function and block dot).
 
