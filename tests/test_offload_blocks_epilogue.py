@@ -235,3 +235,45 @@ def test_nan_and_inf_propagate_as_in_the_loops():
     _check(gemm_beta_first, (1.5, 0.0, C, A, B))
     _check(gemm_sized, (1.5, 0.0, C, A, B, 6, 7, 5))
     _check(gemm_sized, (1.5, 0.0, C, A, B, 4, 7, 5))
+
+
+# -- a product's temporary read by a later product keeps its assignment ----------------------
+def atax_scalar_temp(A, x, y):
+    for j in range(len(y)):
+        y[j] = 0.0
+    for i in range(A.shape[0]):
+        t = 0.0
+        for j in range(A.shape[1]):
+            t = t + A[i, j] * x[j]
+        for j in range(A.shape[1]):
+            y[j] = y[j] + A[i, j] * t
+
+
+def scaled_temp_pass(A, x, y):
+    for i in range(A.shape[0]):
+        t = 0.0
+        for j in range(A.shape[1]):
+            t += A[i, j] * x[j]
+        y[i] = 2.0 * t + y[i]
+
+
+def test_a_temporary_read_inside_a_later_product_is_still_assigned():
+    """y = Aᵀ(A x) with A x held in a scalar: the second product reads the temporary as a
+    whole array, so its assignment must stay (it was dropped as if read elementwise, and the
+    block failed to compile: a held-out probe)."""
+    b = _block(atax_scalar_temp)
+    assert b.pattern == "matvec+matvec"
+    temp = re.search(r"A\.T @ \((\w+)\)", b.numba_call) or re.search(r"A\.T @ (\w+)",
+                                                                       b.numba_call)
+    assert temp and re.search(rf"^{temp.group(1)} = ", b.numba_call, re.M), b.numba_call
+    _check(atax_scalar_temp, (_r(7, 5), _r(5), np.zeros(5)))
+    _check(atax_scalar_temp, (_r(7, 5, seed=1).T.copy(order="F").T, _r(5, seed=2),
+                              np.zeros(5)))
+
+
+def test_a_temporary_read_elementwise_by_the_pass_is_still_fused():
+    """The other case: the pass reads the temporary's elements, so its assignment goes and
+    the pass computes them (no temporary array for t)."""
+    b = _block(scaled_temp_pass)
+    assert "for i in range(" in b.numba_call and not re.search(r"^_hb0 = ", b.numba_call, re.M)
+    _check(scaled_temp_pass, (_r(6, 4), _r(4), _r(6)))

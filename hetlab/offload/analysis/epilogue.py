@@ -112,7 +112,9 @@ def fuse(em: Any, s: Stmt, op: str, cores: Sequence[tuple[str, str, Term]],
                  or any(t == out.name for t, _ in em.nest.private.values())):
         return None
     kinds = [k for k, _, _ in cores]
-    deferred = [r for _, _, t in cores for r in t.refs
+    # a deferred temporary read elementwise by the pass (its assignment is dropped and its
+    # elements computed in the pass); one read inside a product keeps its assignment
+    deferred = [r for k, _, t in cores if k not in PRODUCTS for r in t.refs
                 if r.name in em.deferred and r.idx == em.deferred[r.name][1]]
     if not (any(k in PRODUCTS - {"sum"} for k in kinds) or deferred) \
             or not set(kinds) <= PRODUCTS | _ELEMENTWISE:
