@@ -14,6 +14,8 @@ import hetlab as hl
 from hetlab import offload
 from hetlab.offload.runtime.measure import copy_args, outputs_of, verify
 
+from .offload_corpus.heldout_probe import atax_scalar
+
 
 # -- kernels as scientists write them ------------------------------------------------------
 def gemm_beta_first(alpha, beta, C, A, B):
@@ -238,17 +240,6 @@ def test_nan_and_inf_propagate_as_in_the_loops():
 
 
 # -- a product's temporary read by a later product keeps its assignment ----------------------
-def atax_scalar_temp(A, x, y):
-    for j in range(len(y)):
-        y[j] = 0.0
-    for i in range(A.shape[0]):
-        t = 0.0
-        for j in range(A.shape[1]):
-            t = t + A[i, j] * x[j]
-        for j in range(A.shape[1]):
-            y[j] = y[j] + A[i, j] * t
-
-
 def scaled_temp_pass(A, x, y):
     for i in range(A.shape[0]):
         t = 0.0
@@ -261,13 +252,13 @@ def test_a_temporary_read_inside_a_later_product_is_still_assigned():
     """y = Aᵀ(A x) with A x held in a scalar: the second product reads the temporary as a
     whole array, so its assignment must stay (it was dropped as if read elementwise, and the
     block failed to compile: a held-out probe)."""
-    b = _block(atax_scalar_temp)
+    b = _block(atax_scalar)
     assert b.pattern == "matvec+matvec"
     temp = re.search(r"A\.T @ \((\w+)\)", b.numba_call) or re.search(r"A\.T @ (\w+)",
                                                                        b.numba_call)
     assert temp and re.search(rf"^{temp.group(1)} = ", b.numba_call, re.M), b.numba_call
-    _check(atax_scalar_temp, (_r(7, 5), _r(5), np.zeros(5)))
-    _check(atax_scalar_temp, (_r(7, 5, seed=1).T.copy(order="F").T, _r(5, seed=2),
+    _check(atax_scalar, (_r(7, 5), _r(5), np.zeros(5)))
+    _check(atax_scalar, (_r(7, 5, seed=1).T.copy(order="F").T, _r(5, seed=2),
                               np.zeros(5)))
 
 

@@ -113,7 +113,8 @@ def _syrk_args(g, n):
 
 
 def syr2k_k_middle(alpha, beta, C, A, B):
-    """Lower triangle of C = beta C + alpha (A Bᵀ + B Aᵀ), k loop between i and j."""
+    """Lower triangle of C = beta C + alpha (A Bᵀ + B Aᵀ), k loop between i and j: the
+    suite's sym_rank2k_lower spelled ``C[i, j] = C[i, j] + …`` (a spelling variant)."""
     n = C.shape[0]
     m = A.shape[1]
     for i in range(n):

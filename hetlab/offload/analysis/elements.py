@@ -33,6 +33,7 @@ import ast
 from typing import Any
 
 from ..front.calls import hidden_write, np_call_chain
+from ..front.walk import statement_lists
 
 __all__ = ["read_only_elements"]
 
@@ -112,18 +113,14 @@ def read_only_elements(tree: ast.FunctionDef, namespace: dict[str, Any]) -> froz
 def _stored_back(tree: ast.FunctionDef, name: str) -> bool:
     """Whether every element binding ``name = X[s]`` is followed, in the same block, by a
     store ``X[s] = …`` (the same subscript, none of its names bound in between)."""
-    for node in ast.walk(tree):
-        for field_ in ("body", "orelse"):
-            block = getattr(node, field_, None)
-            if not isinstance(block, list):
+    for block in statement_lists(tree):
+        for k, st in enumerate(block):
+            if not (isinstance(st, ast.Assign) and len(st.targets) == 1
+                    and isinstance(st.targets[0], ast.Name) and st.targets[0].id == name
+                    and _element_read(st.value)):
                 continue
-            for k, st in enumerate(block):
-                if not (isinstance(st, ast.Assign) and len(st.targets) == 1
-                        and isinstance(st.targets[0], ast.Name) and st.targets[0].id == name
-                        and _element_read(st.value)):
-                    continue
-                if not _store_follows(st.value, block[k + 1:]):  # type: ignore[arg-type]
-                    return False
+            if not _store_follows(st.value, block[k + 1:]):  # type: ignore[arg-type]
+                return False
     return True
 
 

@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from .walk import statement_lists
+
 __all__ = ["fold_extrema"]
 
 _PURE_MODULES = ("math",)
@@ -95,15 +97,11 @@ def fold_extrema(tree: ast.FunctionDef, namespace: dict[str, Any]) -> int:
     if {"max", "min"} & (bound | set(namespace)):
         return 0
     count = 0
-    for node in ast.walk(tree):
-        for field_ in ("body", "orelse"):
-            block = getattr(node, field_, None)
-            if not isinstance(block, list):
-                continue
-            for k, st in enumerate(block):
-                if isinstance(st, ast.If):
-                    new = _fold(st, namespace)
-                    if new is not None:
-                        block[k] = new
-                        count += 1
+    for block in statement_lists(tree):
+        for k, st in enumerate(block):
+            if isinstance(st, ast.If):
+                new = _fold(st, namespace)
+                if new is not None:
+                    block[k] = new
+                    count += 1
     return count
