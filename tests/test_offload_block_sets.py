@@ -12,26 +12,13 @@ from hetlab.offload.runtime.measure import Measurement
 from hetlab.offload.searching import driver
 from hetlab.offload.targets.registry import get_target
 
-
-def four_blocks(alpha, beta, A, u, v, x, y, w, z):
-    """A rank-1 update, x += beta Aᵀy, x += z, w += alpha A x (gemver's shape)."""
-    n = A.shape[0]
-    for i in range(n):
-        for j in range(n):
-            A[i, j] = A[i, j] + u[i] * v[j]
-    for i in range(n):
-        for j in range(n):
-            x[i] = x[i] + beta * A[j, i] * y[j]
-    for i in range(n):
-        x[i] = x[i] + z[i]
-    for i in range(n):
-        for j in range(n):
-            w[i] += alpha * A[i, j] * x[j]
+from .offload_corpus.heldout_probe import PROBES, gemver_like
 
 
 def _run(monkeypatch, ms_of):
-    """_try_blocks on four_blocks with each set's time (ms) given by ``ms_of(set)``."""
-    report = offload.analyze(four_blocks)
+    """_try_blocks on gemver_like (a rank-2 update, x += beta Aᵀy, x += z, w += alpha A x)
+    with each set's time (ms) given by ``ms_of(set)``."""
+    report = offload.analyze(gemver_like)
     assert [b.id for b in report.blocks] == ["B1", "B2", "B3", "B4"]
     seen: list[tuple[str, ...]] = []
 
@@ -80,14 +67,12 @@ def test_a_failed_or_wrong_block_never_joins_the_union(monkeypatch):
 
 
 @pytest.mark.slow
-def test_search_on_gemver_shape_gives_the_plain_result():
-    n = 120
-    rng = np.random.default_rng(0)
-    args = (1.5, 1.2, rng.random((n, n)), *(rng.random(n) for _ in range(6)))
-    plan = offload.search(four_blocks, args, targets=("numba",), budget=6, progress=False)
-    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+def test_search_on_gemver_gives_the_plain_result():
+    make = PROBES["gemver_like"].make
+    args = make(np.random.default_rng(0), 120)
+    plan = offload.search(gemver_like, args, targets=("numba",), budget=6, progress=False)
+    got, want = make(np.random.default_rng(0), 120), make(np.random.default_rng(0), 120)
     plan.compile()(*got)
-    four_blocks(*want)
+    gemver_like(*want)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-12)
