@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,7 @@ from ...core.dispatch import run
 from ...core.registry import get_backend, register_impl, register_kernel
 from ...errors import HetlabError
 from .formats import QuantizedMatrix
+from .prepared import w4_call
 from .spec import GEMM_Q, GEMV_Q, GEMV_W4A8
 
 __all__ = ["gemv_q", "gemm_q", "gemv_w4a8"]
@@ -87,19 +89,17 @@ def gemv_q(qw: QuantizedMatrix, x: Any, *, device: Device = None,
 
 def _numba_w4_call(qw: Any) -> Any:
     """:func:`~.prepared.w4_call` once the numba backend is known to run here (else None)."""
-    if not _NUMBA_READY:
-        try:
-            get_backend("numba").require()
-        except HetlabError:
-            return None
-        _NUMBA_READY.append(True)
-    from .prepared import w4_call
-
-    return w4_call(qw)
+    return w4_call(qw) if _numba_runs() else None
 
 
-#: non-empty once the numba backend has been found to run here
-_NUMBA_READY: list[bool] = []
+@functools.cache
+def _numba_runs() -> bool:
+    """Whether the numba backend runs here (asked once per process)."""
+    try:
+        get_backend("numba").require()
+    except HetlabError:
+        return False
+    return True
 
 
 def gemm_q(qw: QuantizedMatrix, X: Any, *, device: Device = None,

@@ -52,7 +52,7 @@ _FRESH_METHODS = frozenset({
 #: attributes that are plain values, not storage
 _VALUE_ATTRS = frozenset({"shape", "size", "ndim", "dtype", "nbytes", "itemsize", "strides"})
 #: attributes only NumPy arrays have (not lists, tuples or dicts)
-_ARRAY_ATTRS = frozenset({"shape", "ndim", "dtype", "size", "T", "strides", "itemsize"})
+_ARRAY_ATTRS = _VALUE_ATTRS | {"T"}
 #: builtins whose result is a new value (min/max return one of their arguments)
 _FRESH_BUILTINS = frozenset({"abs", "int", "float", "bool", "round", "len", "range", "pow",
                              "complex", "prange", "sum", "sorted", "list", "tuple", "str",
