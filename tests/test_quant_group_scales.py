@@ -15,9 +15,9 @@ import pytest
 import hetlab as hl
 from hetlab import quant
 from hetlab.core.aligned import aligned_copy, aligned_empty, is_aligned
+from hetlab.kernels.quant import _simd, reference
 from hetlab.kernels.quant import _w4_driver as drv
 from hetlab.kernels.quant import numba as qn
-from hetlab.kernels.quant import reference
 from hetlab.kernels.quant._simd import HAS_F16C, f16x16_to_f32
 from hetlab.kernels.quant.formats import F16_TO_F32
 from hetlab.kernels.quant.spec import TOLERANCE
@@ -178,3 +178,35 @@ def test_codes_are_kept_on_a_cache_line_whatever_they_came_from():
     x = rng.standard_normal(384).astype(np.float32)
     np.testing.assert_array_equal(hl.gemv_q(built, x, device="numba"),
                                   hl.gemv_q(qw, x, device="numba"))
+
+
+# --- the kernels' scratch on a cache line ---------------------------------------------------
+
+@numba.njit
+def _scratch_offsets(n):
+    """(address mod 64, length, all writes read back) of each scratch helper's array."""
+    a = _simd.empty64_u8(n)
+    b = _simd.empty64_i8(n)
+    c = _simd.empty64_i32(n)
+    d = _simd.empty64_f32(n)
+    for i in range(n):
+        a[i] = i % 251
+        b[i] = i % 127
+        c[i] = i
+        d[i] = np.float32(i)
+    same = True
+    for i in range(n):
+        same &= a[i] == i % 251 and b[i] == i % 127 and c[i] == i and d[i] == np.float32(i)
+    offs = np.array([a.ctypes.data % 64, b.ctypes.data % 64, c.ctypes.data % 64,
+                     d.ctypes.data % 64])
+    return offs, np.array([a.size, b.size, c.size, d.size]), same
+
+
+def test_kernel_scratch_starts_on_a_cache_line_at_every_length():
+    # numba's own np.empty starts on 32 bytes: every other array would be half a line off
+    for n in (0, 1, 3, 16, 17, 100, 384, 4096, 12288 + 5):
+        offs, sizes, same = _scratch_offsets(n)
+        assert offs.tolist() == [0, 0, 0, 0], n
+        assert sizes.tolist() == [n] * 4 and same
+    assert _simd.empty64_f32(5).dtype == np.float32 and _simd.empty64_i8(5).dtype == np.int8
+    assert _simd.empty64_i32(5).flags.c_contiguous and _simd.empty64_u8(5).dtype == np.uint8

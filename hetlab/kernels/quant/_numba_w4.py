@@ -115,7 +115,15 @@ import numba
 import numpy as np
 from numba import prange
 
-from ._simd import LANES, fetch_add, gdot4_acc, gdot4_vnni_acc, idot4_vnni_acc
+from ._simd import (
+    LANES,
+    empty64_f32,
+    empty64_i8,
+    fetch_add,
+    gdot4_acc,
+    gdot4_vnni_acc,
+    idot4_vnni_acc,
+)
 from ._w4_driver import (
     BLOCK_ROWS,
     make_gemm,
@@ -217,7 +225,7 @@ def gemv4(qflat, nw, scales, zeros, zsym, x, table, gs, out, nchunk
     (one per thread) take blocks of :data:`BLOCK_ROWS` rows from a shared atomic counter
     until none are left (the drivers of :mod:`._w4_driver`).
     """
-    xp = np.empty(x.shape[0], np.float32)
+    xp = empty64_f32(x.shape[0])
     xsum = np.empty(scales.shape[1], np.float32)
     prepare_x4(x, gs, xp, xsum)
     return _gemv_float(qflat, nw, scales, zeros, zsym, (xp, 0, xsum), table, gs, out, nchunk)
@@ -229,7 +237,7 @@ def gemm4(qflat, nw, scales, zeros, zsym, X, table, gs, out, nchunk
     """Y = X Wᵀ for W4 codes; X float32 (m, n), ``out`` float32 (m, out)."""
     m, n = X.shape
     ng = scales.shape[1]
-    xp = np.empty(m * n, np.float32)
+    xp = empty64_f32(m * n)
     xsum = np.empty(m * ng, np.float32)
     for t in range(m):
         prepare_x4(X[t], gs, xp[t * n:(t + 1) * n], xsum[t * ng:(t + 1) * ng])
@@ -315,13 +323,13 @@ def gemv4_vnni(qflat, nw, scales, zeros, zsym, x, table, gs, out, nchunk
     """:func:`gemv4` with AVX512-VNNI integer group dots (``_simd.HAS_VNNI`` machines only)."""
     n = x.shape[0]
     xsum = np.empty(scales.shape[1], np.float32)
-    xl = np.empty(3 * n, np.int8)
+    xl = empty64_i8(3 * n)
     xf = np.empty(n // 128, np.float32)
     ok = np.empty(n // 128, np.bool_)
     prepare_limbs(x, xl, xf, ok)
     all_ok = ok.all()
     # the permuted float copy serves only blocks with outliers: skipped when there are none
-    xp = np.empty(0 if all_ok else n, np.float32)
+    xp = empty64_f32(0 if all_ok else n)
     if all_ok:
         group_sums(x, gs, xsum)
     else:
@@ -342,9 +350,9 @@ def gemm4_vnni(qflat, nw, scales, zeros, zsym, X, table, gs, out, nchunk
     m, n = X.shape
     ng = scales.shape[1]
     nk = n // 128
-    xp = np.empty(m * n, np.float32)
+    xp = empty64_f32(m * n)
     xsum = np.empty(m * ng, np.float32)
-    xl = np.empty(3 * m * n, np.int8)
+    xl = empty64_i8(3 * m * n)
     xf = np.empty(m * nk, np.float32)
     ok = np.empty(m * nk, np.bool_)
     all_ok = np.empty(m, np.bool_)

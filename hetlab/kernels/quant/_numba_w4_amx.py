@@ -42,7 +42,7 @@ from ._amx import (
     tile_load_a,
     tile_release,
 )
-from ._simd import fetch_add
+from ._simd import empty64_f32, empty64_i8, empty64_i32, empty64_u8, fetch_add
 
 __all__ = ["gemv4_amx", "gemm4_amx", "prepare_amx", "AMX_OUTLIER_RATIO", "ROWS",
            "act_rows_per_tile"]
@@ -201,10 +201,10 @@ def _amx_rows(qflat, nw, scales, zeros, zsym, table, gs, out, nchunk, nact, bl, 
     counter = np.zeros(1, np.int64)
     for _ in prange(nchunk):
         tile_config(cfg)
-        buf = np.empty(2 * _A_BYTES, np.uint8)  # double buffer: block k and block k+1
-        cbuf = np.empty(2 * nct * csz, np.int32)
-        acc = np.empty(nct * csz, np.float32)
-        sblk = np.empty(ROWS * ng + ROWS, np.float32)
+        buf = empty64_u8(2 * _A_BYTES)  # double buffer: block k and block k+1
+        cbuf = empty64_i32(2 * nct * csz)
+        acc = empty64_f32(nct * csz)
+        sblk = empty64_f32(ROWS * ng + ROWS)
         sz = np.empty(ng, np.float32)
         b = fetch_add(counter, 1)
         while b < nblk:
@@ -262,8 +262,10 @@ def _prepared(X):  # pragma: no cover - compiled
     nact = act_rows_per_tile(m)
     nct = (m + nact - 1) // nact
     nk = n // 128
-    bl = np.zeros(512 * nact * nct * nk, np.int8)
-    cf = np.zeros(16 * nct * nk, np.float32)
+    bl = empty64_i8(512 * nact * nct * nk)
+    bl[:] = 0
+    cf = empty64_f32(16 * nct * nk)
+    cf[:] = 0
     ok = prepare_amx(X, nact, bl, cf)
     return nact, bl, cf, ok
 

@@ -26,13 +26,16 @@ float32 products and sums round.
 
 from __future__ import annotations
 
+import numba
+import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
 __all__ = ["LANES", "HAS_VNNI", "HAS_AVX2", "HAS_F16C", "host_features", "has_vnni", "has_avx2",
-           "gdot4_acc", "gdot4_vnni_acc", "idot4_vnni_acc", "f16x16_to_f32", "fetch_add"]
+           "gdot4_acc", "gdot4_vnni_acc", "idot4_vnni_acc", "f16x16_to_f32", "fetch_add",
+           "empty64_u8", "empty64_i8", "empty64_i32", "empty64_f32"]
 
 #: words per vector: one 64-byte cache line of packed codes
 LANES = 16
@@ -275,3 +278,36 @@ def fetch_add(typingctx, counter, value):
         return builder.atomic_rmw("add", arr.data, args[1], "monotonic")
 
     return sig, codegen
+
+
+# --- scratch on a cache line ----------------------------------------------------------------
+
+#: bytes per cache line (as :data:`hetlab.core.aligned.CACHE_LINE`)
+_LINE = 64
+
+
+def _empty64(dtype):
+    """An njit ``empty(n)``: an uninitialized 1-D C array of ``n`` ``dtype`` values whose
+    data start on a 64-byte boundary (a slice of a byte buffer 64 bytes longer, kept alive
+    by the view)."""
+    itemsize = np.dtype(dtype).itemsize
+
+    @numba.njit(cache=True, nogil=True)
+    def empty(n):  # pragma: no cover - compiled
+        raw = np.empty(n * itemsize + _LINE, np.uint8)
+        off = (_LINE - raw.ctypes.data % _LINE) % _LINE
+        return raw[off:off + n * itemsize].view(dtype)
+
+    return empty
+
+
+#: Scratch for the vector kernels' 64-byte loads and stores (activation limbs, permuted
+#: activations, accumulators, tile buffers). numba's ``np.empty`` starts an array on a 32-byte
+#: boundary, so half the time every 64-byte access to it touched two cache lines — in the W4
+#: VNNI GEMV, all six limb loads of every block and the accumulator's store. Measured
+#: (``benchmarks/w4_align_ab.py --scratch``; files in ``benchmarks/results/``): the kernel
+#: 13–16% faster with its limbs and accumulators on a line, in L2 and from memory.
+empty64_u8 = _empty64(np.uint8)
+empty64_i8 = _empty64(np.int8)
+empty64_i32 = _empty64(np.int32)
+empty64_f32 = _empty64(np.float32)

@@ -26,7 +26,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from ._simd import HAS_F16C, LANES, f16x16_to_f32, fetch_add, gdot4_acc
+from ._simd import HAS_F16C, LANES, empty64_f32, empty64_i8, f16x16_to_f32, fetch_add, gdot4_acc
 
 __all__ = ["BLOCK_ROWS", "make_gemv", "make_gemm", "make_row_int", "make_row_mixed",
            "make_row_w4", "make_row_a8", "prepare_a8", "vnni_dot", "group_scales"]
@@ -105,7 +105,7 @@ def make_gemv(row, lanes: int):
         nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
         counter = np.zeros(1, np.int64)
         for _ in prange(nchunk):
-            acc = np.empty(lanes + 2 * scales.shape[1], np.float32)
+            acc = empty64_f32(lanes + 2 * scales.shape[1])
             b = fetch_add(counter, 1)
             while b < nblk:
                 for r in range(b * BLOCK_ROWS, min(b * BLOCK_ROWS + BLOCK_ROWS, n_out)):
@@ -128,7 +128,7 @@ def make_gemm(row, select, lanes: int):
         nblk = (n_out + BLOCK_ROWS - 1) // BLOCK_ROWS
         counter = np.zeros(1, np.int64)
         for _ in prange(nchunk):
-            acc = np.empty(lanes + 2 * scales.shape[1], np.float32)
+            acc = empty64_f32(lanes + 2 * scales.shape[1])
             b = fetch_add(counter, 1)
             while b < nblk:
                 for r in range(b * BLOCK_ROWS, min(b * BLOCK_ROWS + BLOCK_ROWS, n_out)):
@@ -288,7 +288,7 @@ def prepare_a8(xq, gs):  # pragma: no cover - compiled
     byte); the group sums exact (int64, then float32)."""
     n = xq.shape[0]
     ng = n // gs
-    xl = np.empty(n, np.int8)
+    xl = empty64_i8(n)
     xsum = np.empty(ng, np.float32)
     for g in range(ng):
         tot = 0
