@@ -90,7 +90,7 @@ def _kernel(dot):
     def run(qflat, nw, scales, zeros, zsym, x, table, gs, out, nchunk):
         n = x.shape[0]
         xsum = np.empty(scales.shape[1], np.float32)
-        xl = np.empty(3 * n, np.int8)
+        xl = _simd.empty64_i8(3 * n)  # on a line, as in the kernels
         xf = np.empty(n // 128, np.float32)
         ok = np.empty(n // 128, np.bool_)
         prepare_limbs(x, xl, xf, ok)

@@ -95,6 +95,16 @@ retried blindly):
   figures swung by 15–25% between identical runs that night (``plan_vs_direct.txt``: the
   kernel at 59–64% of the floor at 4096×4096 and 62–74% at 4096 × 11008, in two runs
   minutes apart).
+- (2026-12-02, second session; files in ``benchmarks/results/quiet-2026-12-02-s7/``) the
+  "port-0 bound" reading was only part of it. With the codes in L2 on one thread, a block dot
+  with no ``vpdpbusd`` at all ran about as fast as reading the codes alone, and the limb shifts
+  as ``vpshufb`` (port 5) instead of ``vpslld`` (port 0) gained nothing (scratch experiments,
+  printed and not kept). What mattered was memory: numba's ``np.empty`` starts arrays on 32
+  bytes, so in about half of all processes every limb load of every block split across two
+  cache lines (scratch now on 64-byte lines: ``_simd.empty64_*``; 54–57% → 71–75% of the
+  floor at 4096×11008), and a software prefetch 2 KB ahead of the codes
+  (``_simd.PREFETCH_WORDS``: 690 → 633 µs at 4096×11008). Six ``benchmarks/quant.py`` runs
+  with both: 69.x–86% of the floor at 4096×4096, 84–97% at 4096×11008.
 
 The row loops and dynamic scheduling of these kernels, of the AVX2 ones and of W4A8 are
 written once, in :mod:`._w4_driver` (generated per path from its row function and block dot).

@@ -330,9 +330,12 @@ def _empty64(dtype):
 #: Scratch for the vector kernels' 64-byte loads and stores (activation limbs, permuted
 #: activations, accumulators, tile buffers). numba's ``np.empty`` starts an array on a 32-byte
 #: boundary, so half the time every 64-byte access to it touched two cache lines — in the W4
-#: VNNI GEMV, all six limb loads of every block and the accumulator's store. Measured
-#: (``benchmarks/w4_align_ab.py --scratch``; files in ``benchmarks/results/``): the kernel
-#: 13–16% faster with its limbs and accumulators on a line, in L2 and from memory.
+#: VNNI GEMV, all six limb loads of every block and the accumulator's store (which half
+#: depended on the process's allocation history). Measured (2026-12-02, 2 threads;
+#: ``benchmarks/results/quiet-2026-12-02-s7/quant_gemv_ab.txt``, three ``benchmarks/quant.py
+#: --gemv-only`` runs alternating with the code before): ``hl.gemv_q`` at 54–57% → 71–75% of
+#: the floor at 4096×11008, 67–69% → 69–80% at 4096×4096; the flat GEMM of 8 rows 2.5–3.3 →
+#: 2.5–2.6 ms at 4096×4096 (``w4_scratch_ab.txt``).
 empty64_u8 = _empty64(np.uint8)
 empty64_i8 = _empty64(np.int8)
 empty64_i32 = _empty64(np.int32)
