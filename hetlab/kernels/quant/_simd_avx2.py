@@ -40,6 +40,8 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from ._simd import PREFETCH_WORDS, _prefetch
+
 __all__ = ["KINDS", "avx2_dot"]
 
 _I8 = ir.IntType(8)
@@ -107,7 +109,9 @@ def _decode(kind, context, builder, qty, q, wb, wh):  # pragma: no cover - compi
     return [builder.bitcast(v, _V32B) for v in vecs]
 
 
-def _make(kind: str):
+def _make(kind: str, prefetch: int = 0):
+    """The block-dot intrinsic of ``kind``; ``prefetch`` > 0: also prefetch the codes that many
+    words ahead (as :data:`._simd.PREFETCH_WORDS`)."""
     nlimbs = KINDS[kind][1]
 
     def impl(typingctx, q, wb, wh, xl, xb, acc, f):
@@ -121,6 +125,9 @@ def _make(kind: str):
         def codegen(context, builder, signature, args):  # pragma: no cover - compile time
             q_, wb_, wh_, xl_, xb_, acc_, f_ = args
             codes = _decode(kind, context, builder, signature.args[0], q_, wb_, wh_)
+            if prefetch:
+                _prefetch(context, builder, signature.args[0], q_,
+                          builder.add(wb_, ir.Constant(_I64, prefetch)))
             maddubs = _fn(builder, "llvm.x86.avx2.pmadd.ub.sw", _V16S, [_V32B, _V32B])
             maddwd = _fn(builder, "llvm.x86.avx2.pmadd.wd", _V8I, [_V16S, _V16S])
             per_limb = []
@@ -168,5 +175,9 @@ def _make(kind: str):
     return intrinsic(impl)
 
 
-#: the block-dot intrinsic of each kind, ``f(q, wb, wh, xl, xb, acc, scale)``
-avx2_dot = {kind: _make(kind) for kind in KINDS}
+#: the block-dot intrinsic of each kind, ``f(q, wb, wh, xl, xb, acc, scale)``, prefetching the
+#: codes 2 KB ahead as the VNNI dots do (the W4 GEMV forced onto this path on an AVX-512 Xeon,
+#: 4096×4096, 2 threads: 366 → 340 µs, in-process A/B,
+#: ``benchmarks/results/quiet-2026-12-02-s7/w4_avx2_prefetch_ab.txt``; not measured on an
+#: AVX2-only CPU)
+avx2_dot = {kind: _make(kind, PREFETCH_WORDS) for kind in KINDS}
