@@ -448,7 +448,8 @@ def main(argv: list[str] | None = None) -> int:
               f"hl.gemv_q's speed   target: {verdict(paths[0], default, pl, by, floor)} "
               f"{tag(paths[0])}")
         h = by[paths[0]]
-        line = (f"  {shape:<11} W4A8 vs W4A16 {h['med'] / by['w4a8']['med']:5.2f}×; "
+        line = (f"  {shape:<11} W4A8 vs W4A16 {h['med'] / by['w4a8']['med']:5.2f}× (hl.gemv_w4a8 "
+                f"takes the dispatch on every call, hl.gemv_q its kept kernel call); "
                 f"reading the codes alone takes {floor * 1e3:.3f} ms")
         if "torch" in by:
             need = by["torch"]["med"] / TARGET_VS_TORCH
