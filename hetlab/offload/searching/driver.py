@@ -18,6 +18,7 @@ from ..analysis.report import Report, analyze
 from ..runtime.guard import array_leaves, overlap
 from ..runtime.measure import Measurement, confirm_times, copy_args, outputs_of
 from ..runtime.measure import measure as _measure
+from ..runtime.results import ResultTypes
 from ..targets.base import Target, Variant, alias_guard
 from ..targets.generate import transform
 from ..targets.registry import describe_names, get_target, target_names
@@ -287,8 +288,10 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
     load = load_record(load_before, probe(), numba.get_num_threads(), measure.busy_fraction)
     if load.busy:
         logger.warning("offload.search(%s): %s", report.name, load.describe())
+    types = ResultTypes.of(expected[0], args) if reference == "python" else None
     for p in plans.values():
         p.alternatives, p.notes, p.fpga, p.load = plans, notes, trial, load
+        p.result_types = types
         p.search_s = time.perf_counter() - started
     return best
 
