@@ -432,7 +432,7 @@ PROBES: dict[str, Probe2] = {
                                  parallel=("L1", "L2"), moderate=1_000),
     "helper_clamp": Probe2(helper_clamp,
                            lambda g, n: (g.random(n * 8) * 2 - 0.5, np.zeros(n * 8)),
-                           unsupported=("L1",), moderate=250_000),
+                           parallel=("L1",), moderate=250_000),
     "gain_offset_constants": Probe2(gain_offset_constants,
                                     lambda g, n: (g.random(n * 8), np.zeros(n * 8)),
                                     parallel=("L1",), moderate=250_000),

@@ -3,7 +3,8 @@
 
 - ``for v in X:`` → ``for _hl_i_v in range(len(X)): v = X[_hl_i_v]`` (also ``for row in A``);
 - ``for i, v in enumerate(X):`` → ``for i in range(len(X)): v = X[i]``
-  (``enumerate(X, s)``: a hidden index, ``i = _hl_i_v + s``);
+  (``enumerate(X, s)``: ``for i in range(s, len(X) + s): v = X[i - s]``; a body that rebinds
+  ``i``: a hidden index, ``i = _hl_i_v + s``);
 - ``for a, b in zip(X, Y):`` → ``for _hl_i_a in range(min(len(X), len(Y))): a = X[…]; b = Y[…]``.
 
 Iterating an array (or a list, a tuple, a string) yields ``X[0]``, ``X[1]``, … read when each
@@ -60,6 +61,10 @@ def _not_positional(tree: ast.FunctionDef) -> set[str]:
     return out
 
 
+def _copy(node: ast.expr) -> ast.expr:
+    return ast.parse(ast.unparse(node), mode="eval").body
+
+
 def _load(name: str) -> ast.Name:
     return ast.Name(name, ast.Load())
 
@@ -89,17 +94,23 @@ def _rewrite(node: ast.For, avoid: set[str], namespace: dict[str, Any]) -> bool:
           and isinstance(tgt, ast.Tuple) and len(tgt.elts) == 2
           and isinstance(tgt.elts[0], ast.Name) and isinstance(tgt.elts[1], ast.Name)):
         seq, (ivar, vvar) = it.args[0].id, tgt.elts
+        start = it.args[1] if len(it.args) == 2 else ast.Constant(0)
+        if any(isinstance(n, ast.Name) and n.id in body_stored for n in ast.walk(start)):
+            return False  # the start would be read again after the body changed it
         bound = ast.Call(_load("len"), [_load(seq)], [])
-        if len(it.args) == 1 and ivar.id not in body_stored:
-            index = ivar.id
-        else:
-            start = it.args[1] if len(it.args) == 2 else ast.Constant(0)
-            if any(isinstance(n, ast.Name) and n.id in body_stored for n in ast.walk(start)):
-                return False  # the start would be read again after the body changed it
+        if ivar.id in body_stored:  # the body rebinds i: a hidden index, i bound from it
             index = f"_hl_i_{vvar.id}"
             first = [ast.Assign([ast.Name(ivar.id, ast.Store())],
                                 ast.BinOp(_load(index), ast.Add(), start))]
-        first.append(_element(vvar, seq, index))
+            first.append(_element(vvar, seq, index))
+        elif len(it.args) == 1:  # for i in range(len(X)): v = X[i]
+            index = ivar.id
+            first = [_element(vvar, seq, index)]
+        else:  # for i in range(s, len(X) + s): v = X[i - s] (i stays the loop variable)
+            index = ivar.id
+            bound = [start, ast.BinOp(bound, ast.Add(), _copy(start))]
+            first = [ast.Assign([vvar], ast.Subscript(
+                _load(seq), ast.BinOp(_load(index), ast.Sub(), _copy(start)), ast.Load()))]
     elif (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
           and all(k.arg == "strict" and isinstance(k.value, ast.Constant)
                   and k.value.value is False for k in it.keywords)
@@ -115,7 +126,8 @@ def _rewrite(node: ast.For, avoid: set[str], namespace: dict[str, Any]) -> bool:
     for s in first:
         ast.copy_location(s, node.body[0])
     node.target = ast.Name(index, ast.Store())
-    node.iter = ast.copy_location(ast.Call(_load("range"), [bound], []), node.iter)
+    args = bound if isinstance(bound, list) else [bound]
+    node.iter = ast.copy_location(ast.Call(_load("range"), args, []), node.iter)
     node.body[:0] = first
     return True
 
