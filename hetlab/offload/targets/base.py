@@ -306,9 +306,11 @@ def wrap_like(original: Callable[..., Any], impl: Callable[..., Any]) -> Callabl
     except (TypeError, ValueError):  # no signature to bind with: positional as given
         sig = None
 
+    n_params = len(sig.parameters) if sig is not None else -1
+
     @functools.wraps(original)
     def call(*args: Any, **kwargs: Any) -> Any:
-        if sig is None:
+        if sig is None or (not kwargs and len(args) == n_params):  # every one by position
             return impl(*args, **kwargs)
         bound = sig.bind(*args, **kwargs)  # the original's TypeError for a bad call
         bound.apply_defaults()
