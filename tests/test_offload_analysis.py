@@ -61,7 +61,11 @@ def _uses_helper(x, y):
         y[i] = np.cos(x[i]) + _helper(x[i])
 
 
-def _helper(v):
+_SEEN: list[float] = []
+
+
+def _helper(v):  # impure (appends to a global list); a pure helper is modelled (front/helpers)
+    _SEEN.append(v)
     return v * 2
 
 

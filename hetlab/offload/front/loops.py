@@ -15,6 +15,7 @@ from typing import Any
 
 from .affine import Affine, to_affine
 from .calls import hidden_write, imported_function, np_call_chain
+from .helpers import pure_helper
 
 __all__ = ["Access", "Loop", "LoopTree", "build_tree", "SAFE_BUILTINS"]
 
@@ -113,7 +114,9 @@ class _Walker:
             ok = (isinstance(f, ast.Name) and f.id in SAFE_BUILTINS
                   and not isinstance(self.ns.get(f.id), types.FunctionType)) \
                 or (isinstance(f, ast.Name) and imported_function(f.id, self.ns) is not None) \
-                or (isinstance(f, ast.Attribute) and self.is_module(f))
+                or (isinstance(f, ast.Attribute) and self.is_module(f)) \
+                or (isinstance(f, ast.Name) and not node.keywords
+                    and pure_helper(f.id, self.ns) is not None)
             if not ok:
                 self.problem(f"call to unknown function {ast.unparse(f)}() (it may write its "
                              "arguments or hidden state)", node)

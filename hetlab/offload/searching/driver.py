@@ -18,6 +18,7 @@ from ..analysis.report import Report, analyze
 from ..runtime.guard import array_leaves, overlap
 from ..runtime.measure import Measurement, confirm_times, copy_args, outputs_of
 from ..runtime.measure import measure as _measure
+from ..runtime.results import ResultTypes
 from ..targets.base import Target, Variant, alias_guard
 from ..targets.generate import transform
 from ..targets.registry import describe_names, get_target, target_names
@@ -37,7 +38,7 @@ __all__ = ["Plan", "search", "GAOptions", "MeasureOptions", "FpgaOptions"]
 
 def _check_args(report: Report, args: Sequence[Any]) -> tuple:
     """``args`` as a full positional tuple (defaults filled in), refused when ``fn`` cannot
-    be called with them or when two of their arrays share memory."""
+    be called with them or when two of their arrays share memory and one is written."""
     if not isinstance(args, (tuple, list)):
         raise InvalidInputError(f"offload.search: args must be a tuple of {report.name}'s "
                                 f"arguments; got {type(args).__name__}.")
@@ -54,9 +55,16 @@ def _check_args(report: Report, args: Sequence[Any]) -> tuple:
     arrays: list[tuple[str, np.ndarray]] = []
     for n, a in zip(names, full, strict=True):
         array_leaves(a, n, arrays)
+    written = report.aliases.written_params()
+
+    def writes(path: str) -> bool:  # "pair[0]" is written when pair is; extra args may be
+        root = path.split("[", 1)[0]
+        return root in written or root not in report.params
+
     for k, (na, a) in enumerate(arrays):
         for nb, b in arrays[k + 1:]:
-            if overlap(a, b):
+            # arrays only read may share memory (``sq_dist(x, x)``): nothing assumed about them
+            if overlap(a, b) and (writes(na) or writes(nb)):
                 raise InvalidInputError(f"offload.search: arguments {na} and {nb} share memory; "
                                         "the analysis assumes arrays do not alias (pass "
                                         f"distinct arrays, e.g. {nb}.copy()).")
@@ -93,7 +101,7 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         Arguments to call ``fn`` with; never modified, whatever their type (every run — the
         reference, each candidate, verification, confirmation, remote and FPGA/GPU runs —
         gets its own deep copy: arrays, lists, dicts, arrays inside tuples). Arrays among
-        them (also nested) must not share memory.
+        them (also nested) must not share memory when the function may write one of them.
     targets : sequence of str
         Destinations among ``"numba"`` (many-core CPU: ``prange``), ``"cupy"`` (the GPU;
         aliases ``"cuda"``, ``"gpu"``; numba.cuda kernels and CuPy calls; needs a GPU, or
@@ -280,8 +288,10 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
     load = load_record(load_before, probe(), numba.get_num_threads(), measure.busy_fraction)
     if load.busy:
         logger.warning("offload.search(%s): %s", report.name, load.describe())
+    types = ResultTypes.of(expected[0], args) if reference == "python" else None
     for p in plans.values():
         p.alternatives, p.notes, p.fpga, p.load = plans, notes, trial, load
+        p.result_types = types
         p.search_s = time.perf_counter() - started
     return best
 

@@ -11,6 +11,7 @@ from typing import Any
 from ...errors import InvalidInputError
 from ..analysis.report import Report
 from ..runtime.measure import Measurement
+from ..runtime.results import ResultTypes
 from ..targets.base import Variant, alias_guard, wrap_like
 from ..targets.generate import transform
 from ..targets.registry import get_target, target_names
@@ -128,6 +129,9 @@ class Plan:
     #: why the plan runs the function as written (nothing compiled); "" for a searched plan
     #: (:mod:`hetlab.offload.searching.fallback`)
     fallback: str = ""
+    #: NumPy scalar types of the plain function's result, restored on compiled calls
+    #: (:class:`~hetlab.offload.runtime.results.ResultTypes`); None: as numba returns them
+    result_types: ResultTypes | None = None
 
     @property
     def loops(self) -> list[str]:
@@ -183,6 +187,8 @@ class Plan:
         impl = variant.compile(on_alias)
         if self.thread_choice is not None and any(self.best):  # set for CPU plans only
             impl = with_threads(impl, self.thread_choice)
+        if self.result_types is not None:  # np.float32 stays np.float32, not a Python float
+            impl = self.result_types.wrap(impl)
         return wrap_like(self.report.source.fn, impl)
 
     def source(self, target: str | None = None) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import copy
 import functools
+import inspect
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -289,10 +290,30 @@ def alias_guard(report: Report) -> AliasGuard:
 
 
 def wrap_like(original: Callable[..., Any], impl: Callable[..., Any]) -> Callable[..., Any]:
-    """A callable with ``original``'s name, docstring and signature that calls ``impl``."""
+    """A callable with ``original``'s name, docstring and signature that calls ``impl``.
+
+    Arguments are bound as ``original`` binds them (keywords, defaults filled in) and passed
+    to ``impl`` by position: a compiled variant takes positional arguments only.
+
+    >>> def f(x, scale=2.0, shift=0.0):
+    ...     return x * scale + shift
+    >>> g = wrap_like(f, lambda *a: a)
+    >>> g(1.0, shift=0.5)
+    (1.0, 2.0, 0.5)
+    """
+    try:
+        sig: inspect.Signature | None = inspect.signature(original)
+    except (TypeError, ValueError):  # no signature to bind with: positional as given
+        sig = None
+
+    n_params = len(sig.parameters) if sig is not None else -1
 
     @functools.wraps(original)
-    def call(*args: Any) -> Any:
-        return impl(*args)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if sig is None or (not kwargs and len(args) == n_params):  # every one by position
+            return impl(*args, **kwargs)
+        bound = sig.bind(*args, **kwargs)  # the original's TypeError for a bad call
+        bound.apply_defaults()
+        return impl(*bound.args, **bound.kwargs)
 
     return call

@@ -29,6 +29,7 @@ from typing import Any
 from ...errors import InvalidInputError
 from ..analysis.report import Report
 from ..analysis.transforms import tile_genes, tile_size
+from ..front.helpers import jit_helpers
 from ..runtime.measure import measure
 from .base import TargetBase, Variant, check_blocks, check_parallel, numba_source
 
@@ -60,7 +61,8 @@ class NumbaTarget(TargetBase):
         return Variant(report.name, self.name, chosen,
                        numba_source(report, chosen, parallel=parallel, blocks=chosen_blocks,
                                     transforms=fixed, tiles=tiles),
-                       dict(report.source.namespace), blocks=chosen_blocks)
+                       jit_helpers(report.source.tree, report.source.namespace),
+                       blocks=chosen_blocks)
 
     def option_genes(self, report: Report, args: tuple, blocks: tuple[str, ...] = (), *,
                      trips: Mapping[str, int]) -> list[str]:

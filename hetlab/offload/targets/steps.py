@@ -17,6 +17,13 @@ for _hl_k_i in prange(max(0, -((n - 1 - -1) // -1))):
 >>> i_values = [8 + -1 * k for k in range(max(0, -((8 - -1) // -1)))]
 >>> i_values == list(range(8, -1, -1))
 True
+
+A bound that is itself a sum keeps its own parentheses (``range(2, n - 1, 2)``):
+
+>>> tree = ast.parse("for i in prange(2, n - 1, 2):\\n    a[i] = 0.0")
+>>> _ = unit_step_pranges(tree)
+>>> print(ast.unparse(tree).splitlines()[0])
+for _hl_k_i in prange(max(0, -((2 - (n - 1)) // 2))):
 """
 
 from __future__ import annotations
@@ -28,6 +35,10 @@ __all__ = ["unit_step_pranges"]
 
 def _is_one(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value == 1
+
+
+def _copy(node: ast.expr) -> ast.expr:
+    return ast.parse(ast.unparse(node), mode="eval").body
 
 
 def unit_step_pranges(tree: ast.AST) -> int:
@@ -51,11 +62,15 @@ def unit_step_pranges(tree: ast.AST) -> int:
         if used & stored:  # the bound would be read again after the body changed it: leave
             continue
         k = f"_hl_k_{var}"
-        trip = ast.parse(f"max(0, -(({ast.unparse(lo)} - {ast.unparse(hi)}) // "
-                         f"{ast.unparse(st)}))", mode="eval").body
+        # built as nodes, not text: ``hi = n - 1`` must stay one operand of ``lo - hi``
+        diff = ast.BinOp(_copy(lo), ast.Sub(), _copy(hi))
+        trip = ast.Call(ast.Name("max", ast.Load()), [ast.Constant(0), ast.UnaryOp(
+            ast.USub(), ast.BinOp(diff, ast.FloorDiv(), _copy(st)))], [])
         node.iter = ast.Call(ast.Name("prange", ast.Load()), [trip], [])
         node.target = ast.Name(k, ast.Store())
-        first = ast.parse(f"{var} = {ast.unparse(lo)} + {ast.unparse(st)} * {k}").body[0]
+        value = ast.BinOp(_copy(lo), ast.Add(), ast.BinOp(_copy(st), ast.Mult(),
+                                                          ast.Name(k, ast.Load())))
+        first = ast.Assign([ast.Name(var, ast.Store())], value)
         node.body.insert(0, first)
         count += 1
     if count:

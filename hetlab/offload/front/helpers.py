@@ -1,0 +1,139 @@
+"""Module-level helper functions a loop may call: pure ones are modelled as elementwise calls.
+
+A helper (``def _clamp01(v): return 0.0 if v < 0.0 else …`` at module level, called by name in
+the loop) is **pure** when its own source shows it cannot write state or read changing state:
+no store into a subscript or attribute (it cannot write its arguments), no ``global`` /
+``nonlocal``, no ``yield``, ``try``, nested ``def``, lambda, class or comprehension, no closure
+cells, globals read only when they are modules, numbers or other pure helpers, and calls only to
+the pure builtins, ``math``/``cmath``/``numpy`` functions that write nothing
+(:func:`~.calls.hidden_write`) and other pure helpers (three levels deep at most, no recursion).
+Such a call reads only its arguments, so the dependence test treats it as it treats
+``math.exp``; the numba target binds the helper as ``numba.njit(helper)`` in the variant's
+namespace (:func:`jit_helpers`: numba cannot call a plain Python function). Anything else stays
+``call to unknown function``.
+
+>>> import math
+>>> def half(v):
+...     return 0.5 * math.fabs(v)
+>>> def bump(a):
+...     a[0] += 1.0
+...     return a
+>>> ns = {"half": half, "bump": bump, "math": math}
+>>> pure_helper("half", ns) is half, pure_helper("bump", ns)
+(True, None)
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import inspect
+import numbers
+import textwrap
+import types
+from typing import Any
+
+from .calls import hidden_write, np_call_chain
+
+__all__ = ["pure_helper", "jit_helpers"]
+
+#: builtins a pure helper may call (no I/O, no mutation, numba-typable)
+_PURE_BUILTINS = frozenset({"abs", "min", "max", "int", "float", "bool", "round", "len",
+                            "pow", "range", "divmod", "complex"})
+_FORBIDDEN = (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Try, ast.Lambda,
+              ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ListComp, ast.SetComp,
+              ast.DictComp, ast.GeneratorExp, ast.Await, ast.With, ast.Raise, ast.Delete)
+_MAX_DEPTH = 3
+
+
+def _tree(fn: types.FunctionType) -> ast.FunctionDef | None:
+    try:
+        module = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    defs = [n for n in module.body if isinstance(n, ast.FunctionDef)]
+    return defs[0] if defs and not defs[0].decorator_list else None
+
+
+def _is_pure(fn: types.FunctionType, seen: tuple[Any, ...]) -> bool:
+    if fn in seen or len(seen) >= _MAX_DEPTH or fn.__closure__:
+        return False
+    tree = _tree(fn)
+    if tree is None:
+        return False
+    a = tree.args
+    if a.vararg or a.kwarg or a.kwonlyargs:
+        return False
+    params = {p.arg for p in (*a.posonlyargs, *a.args)}
+    ns = fn.__globals__
+    local = params | {n.id for n in ast.walk(tree)
+                      if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    for node in ast.walk(tree):
+        if isinstance(node, _FORBIDDEN) and node is not tree:
+            return False
+        if isinstance(node, (ast.Subscript, ast.Attribute)) and not isinstance(node.ctx,
+                                                                               ast.Load):
+            return False
+        if isinstance(node, ast.Call):
+            f = node.func
+            if node.keywords:
+                return False
+            if isinstance(f, ast.Name) and f.id not in local and f.id not in ns \
+                    and f.id in _PURE_BUILTINS:
+                continue
+            chain = np_call_chain(f, ns)
+            if chain is not None:
+                if chain[0] not in ("math", "cmath", "numpy") or hidden_write(chain):
+                    return False
+                continue
+            if isinstance(f, ast.Name) and f.id not in local and isinstance(
+                    ns.get(f.id), types.FunctionType) and _is_pure(ns[f.id], (*seen, fn)):
+                continue
+            return False
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
+                and node.id not in local:
+            obj = ns.get(node.id, getattr(builtins, node.id, None))
+            if not isinstance(obj, (types.ModuleType, types.FunctionType,
+                                    types.BuiltinFunctionType, numbers.Number, type)):
+                return False
+    return True
+
+
+def pure_helper(name: str, namespace: dict[str, Any]) -> types.FunctionType | None:
+    """The plain Python function ``name`` is bound to in ``namespace`` when it is a pure
+    helper (see the module docstring), else None."""
+    obj = namespace.get(name)
+    if not isinstance(obj, types.FunctionType) or obj.__name__ == "<lambda>":
+        return None
+    return obj if _is_pure(obj, ()) else None
+
+
+def jit_helpers(tree: ast.AST, namespace: dict[str, Any]) -> dict[str, Any]:
+    """``namespace`` with every pure helper ``tree`` calls by name (and the pure helpers those
+    call, in their own modules' globals seen by numba) bound as ``numba.njit(helper)``."""
+    import numba
+
+    out = dict(namespace)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            fn = pure_helper(node.func.id, namespace)
+            if fn is not None:
+                out[node.func.id] = _jitted(fn, numba)
+    return out
+
+
+@functools.cache
+def _jitted(fn: types.FunctionType, numba: Any) -> Any:
+    """``numba.njit`` of ``fn`` whose own helper calls resolve to njit versions too."""
+    tree = _tree(fn)
+    calls = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call)
+             and isinstance(n.func, ast.Name)} if tree is not None else set()
+    inner = {c: fn.__globals__[c] for c in calls
+             if isinstance(fn.__globals__.get(c), types.FunctionType)}
+    if not inner:
+        return numba.njit(fn)
+    glb = dict(fn.__globals__)
+    glb.update({c: _jitted(f, numba) for c, f in inner.items()})
+    clone = types.FunctionType(fn.__code__, glb, fn.__name__, fn.__defaults__)
+    return numba.njit(clone)
