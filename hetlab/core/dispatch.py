@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import DeviceMismatchError
+from ..errors import DeviceMismatchError, InvalidInputError
 from .registry import AUTO, choose_device, get_backend, get_impl, observe_device
 from .spec import KernelSpec
 
@@ -96,7 +96,10 @@ def resolve_backend(
     if device is None:
         backend = get_backend("numpy" if place == _HOST else place)
     else:
-        backend = get_backend(device)
+        try:
+            backend = get_backend(device)
+        except InvalidInputError as exc:  # an unknown device: the message names the kernel
+            raise InvalidInputError(f"{spec.name}: {exc}") from None
     if place != _HOST and place != backend.name:
         name = next(iter(owners))
         raise DeviceMismatchError(

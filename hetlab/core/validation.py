@@ -14,8 +14,8 @@ import numpy as np
 from ..errors import InvalidInputError
 
 __all__ = ["array_module", "as_array", "as_float_array", "cast_finite", "check_int",
-           "check_positive", "check_points", "owned_copy", "read_only", "check_allocation",
-           "physical_memory"]
+           "check_positive", "check_points", "check_axes_nonempty", "owned_copy", "read_only",
+           "check_allocation", "physical_memory"]
 
 
 def array_module(a: Any) -> Any:
@@ -134,6 +134,28 @@ def check_points(kernel: str, name: str, a: Any, *, allow_empty: bool = False) -
             f"first, e.g. {name}[np.isfinite({name}).all(axis=1)]."
         )
     return xp.ascontiguousarray(arr)
+
+
+def check_axes_nonempty(kernel: str, name: str, arr: Any, axes: dict[int, str]) -> None:
+    """Refuse an array with a zero-length axis among ``axes`` (axis → what it counts).
+
+    A length-0 feature, column or channel axis makes a kernel's output empty or meaningless
+    (a convolution with no input channels, a dot product over nothing): it is a mistake, not
+    an edge case. Axes that may be empty (points, queries) are simply not listed.
+
+    >>> import numpy as np
+    >>> check_axes_nonempty("k", "X", np.zeros((4, 2)), {1: "column"})
+    >>> check_axes_nonempty("k", "X", np.zeros((4, 0)), {1: "row"})
+    Traceback (most recent call last):
+    ...
+    hetlab.errors.InvalidInputError: k: X must have at least one row (axis 1); got shape (4, 0).
+    """
+    for axis, what in axes.items():
+        if arr.shape[axis] == 0:
+            raise InvalidInputError(
+                f"{kernel}: {name} must have at least one {what} (axis {axis}); got shape "
+                f"{tuple(arr.shape)}."
+            )
 
 
 def check_int(kernel: str, name: str, value: Any, lo: int, hi: int) -> int:

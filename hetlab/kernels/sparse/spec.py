@@ -16,7 +16,7 @@ import numpy as np
 from ...core.metrics import relative_error
 from ...core.params import Param
 from ...core.spec import Cost, KernelSpec
-from ...core.validation import array_module, as_float_array, cast_finite
+from ...core.validation import array_module, as_float_array, cast_finite, check_axes_nonempty
 from ...errors import InvalidInputError
 from . import reference
 from .convert import csr
@@ -50,6 +50,8 @@ def _dense(kernel: str, name: str, a: Any, shape: tuple[int | None, ...], A: CSR
             f"{kernel}: {name} must have shape {want} to match the matrix of shape {A.shape}; "
             f"got shape {tuple(arr.shape)}."
         )
+    # a free axis (the columns of X in spmm/sddmm) of length 0 is a mistake, not an edge case
+    check_axes_nonempty(kernel, name, arr, {i: "column" for i, s in enumerate(shape) if s is None})
     xp = array_module(arr)
     return xp.ascontiguousarray(cast_finite(kernel, name, arr, A.dtype))
 
