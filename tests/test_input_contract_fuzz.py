@@ -207,8 +207,29 @@ def container_table(p: Param, c: Any) -> Iterator[Bad]:
         yield Bad("shape:dense-3d", dense[..., None], REFUSE)
         yield Bad("dtype:dense-complex", dense.astype(np.complex128), REFUSE)
         yield Bad("value:dense-nan", _poke(dense, np.nan), REFUSE)
+        swapped = _built(lambda: hl.sparse.CSR(_swapped(c.indptr), _swapped(c.indices),
+                                               _swapped(c.data), c.shape))
     else:
         yield Bad("type:dense", dense.astype(np.float32), REFUSE)
+        swapped = _built(lambda: hl.quant.QuantizedMatrix(
+            _swapped(c.qweight), _swapped(c.scales),
+            None if c.zeros is None else _swapped(c.zeros), c.bits, c.group_size,
+            c.in_features))
+    if swapped is not None:  # a container the constructor accepted from big-endian arrays
+        yield Bad("valid:from-big-endian", swapped, EITHER)
+
+
+def _built(make: Callable[[], Any]) -> Any:
+    """``make()``, or None when the constructor refuses clearly (a HetlabError)."""
+    try:
+        return make()
+    except HetlabError:
+        return None
+
+
+def _swapped(a: np.ndarray) -> np.ndarray:
+    """``a``'s values stored big-endian (data read from a file written elsewhere)."""
+    return np.asarray(a).astype(np.asarray(a).dtype.newbyteorder(">"))
 
 
 DEVICE_TABLE = (
@@ -219,6 +240,19 @@ DEVICE_TABLE = (
     Bad("device:padded", " numpy", REFUSE),
     Bad("device:int", 0, REFUSE),
     Bad("device:list", ["numpy"], REFUSE),
+    Bad("device:None", None, EITHER),
+    Bad("device:upper", "NUMPY", EITHER),
+    Bad("device:auto", "auto", EITHER),
+    Bad("device:absent-cupy", "cupy", REFUSE),
+)
+
+KEEP_TABLE = (
+    Bad("valid:False", False, EITHER),
+    Bad("valid:np.bool_", np.bool_(True), EITHER),
+    Bad("type:int", 1, REFUSE),
+    Bad("type:str", "yes", REFUSE),
+    Bad("type:None", None, REFUSE),
+    Bad("type:array", np.array([True, False]), REFUSE),
 )
 
 
@@ -289,7 +323,8 @@ def _csr_example() -> dict[str, Any]:
 EXTRA = (
     Entry("quantize", hl.quant.quantize, _quantize_example,
           (Param("w", "array", ndim=2), Param("bits", "int", lo=1, hi=8),
-           Param("group_size", "int", lo=1)), ("numpy",), _same_qw),
+           Param("group_size", "int", lo=1), Param("symmetric", "bool", default=False)),
+          ("numpy",), _same_qw),
     Entry("make_cloud", _make_cloud, lambda: {"n": 5, "kind": "sphere"},
           (Param("n", "int", lo=1), Param("kind", "choice", choices=("uniform", "sphere"))),
           ("numpy",), lambda a, b: bool(np.array_equal(a, b))),
@@ -406,6 +441,8 @@ def cases(entry: Entry, arg: str) -> list[Bad]:
     kwargs = entry.example()
     if arg == "device":
         return list(DEVICE_TABLE)
+    if arg == "keep_on_device":
+        return list(KEEP_TABLE)
     p = next((q for q in entry.params if q.name == arg), None)
     if arg not in kwargs:
         if p is None or p.default is REQUIRED:
@@ -421,7 +458,7 @@ def _args(entry: Entry) -> list[str]:
     names = list(entry.example())
     names += [p.name for p in entry.params if p.name not in names]
     if entry not in EXTRA:
-        names.append("device")
+        names += ["device", "keep_on_device"]
     return names
 
 
@@ -432,7 +469,7 @@ PAIRS = [(dev, name, arg) for name, e in ENTRIES.items() for dev in e.devices
 def failures(device: str, name: str, arg: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     entry = ENTRIES[name]
     kwargs = entry.example()
-    if arg not in kwargs and arg != "device":
+    if arg not in kwargs and arg not in ("device", "keep_on_device"):
         p = next(q for q in entry.params if q.name == arg)
         kwargs[arg] = p.default
     out = []

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import DeviceMismatchError, InvalidInputError
+from ..errors import BackendUnavailable, DeviceMismatchError, InvalidInputError
 from .registry import AUTO, choose_device, get_backend, get_impl, observe_device
 from .spec import KernelSpec
+from .validation import check_bool
 
 if TYPE_CHECKING:
     from ..backends.base import Backend
@@ -142,6 +143,7 @@ def run(
     ``device="auto"`` validates first, then asks the installed chooser
     (:func:`~hetlab.core.registry.choose_device`, set by :mod:`hetlab.auto`) where to run.
     """
+    keep_on_device = check_bool(spec.name, "keep_on_device", keep_on_device)
     validated = None
     auto = isinstance(device, str) and device.lower() == AUTO
     if auto:
@@ -149,7 +151,12 @@ def run(
         validated = spec.validate(**kwargs)
         device = choose_device(spec, validated, home)
     backend, on_host = resolve_backend(spec, device, kwargs)
-    backend.require()
+    try:
+        backend.require()
+    except BackendUnavailable as exc:  # the message names the kernel and the argument
+        raise BackendUnavailable(
+            f"{spec.name}: device={backend.name!r} cannot run here: {exc}"
+        ) from None
     impl = get_impl(spec.name, backend.name)
     if validated is None:
         validated = spec.validate(**kwargs)
