@@ -123,6 +123,7 @@ def array_table(p: Param | None, a: np.ndarray) -> Iterator[Bad]:
         yield Bad("value:inf", _poke(a, np.inf), REFUSE)
         yield Bad("value:-inf", _poke(a, -np.inf), REFUSE)
         yield Bad("value:1e300", _poke(a, 1e300), EITHER)
+        yield Bad("value:1e20", _poke(a, 1e20), EITHER)  # its square overflows float32
         if integral:
             yield Bad("value:fraction", _poke(a, 0.5), REFUSE)
             yield Bad("value:beyond-int32", _poke(a, 2.0**40).astype(np.int64), REFUSE)
@@ -147,6 +148,8 @@ DATA_BOUND: dict[tuple[str, str], Callable[[dict[str, Any]], int]] = {
 def int_table(p: Param, v: int) -> Iterator[Bad]:
     yield Bad("valid:np.int32", np.int32(v), EITHER)
     yield Bad("valid:np.int64", np.int64(v), EITHER)
+    if v >= 0:
+        yield Bad("valid:np.uint64", np.uint64(v), EITHER)
     yield Bad("type:float", v + 0.5, REFUSE)
     yield Bad("type:float-integral", float(v), REFUSE)
     yield Bad("type:bool", True, REFUSE)
@@ -168,6 +171,9 @@ def int_table(p: Param, v: int) -> Iterator[Bad]:
 
 def float_table(p: Param, v: float) -> Iterator[Bad]:
     yield Bad("valid:np.float32", np.float32(v), EITHER)
+    yield Bad("valid:int", max(1, round(v)), EITHER)
+    yield Bad("range:tiny", 1e-300, EITHER)
+    yield Bad("range:huge", 1e300, EITHER)
     yield Bad("value:nan", float("nan"), REFUSE)
     yield Bad("value:inf", float("inf"), REFUSE)
     yield Bad("value:-inf", float("-inf"), REFUSE)
@@ -325,8 +331,8 @@ EXTRA = (
           (Param("w", "array", ndim=2), Param("bits", "int", lo=1, hi=8),
            Param("group_size", "int", lo=1), Param("symmetric", "bool", default=False)),
           ("numpy",), _same_qw),
-    Entry("make_cloud", _make_cloud, lambda: {"n": 5, "kind": "sphere"},
-          (Param("n", "int", lo=1), Param("kind", "choice", choices=("uniform", "sphere"))),
+    Entry("make_cloud", _make_cloud, lambda: {"n": 5, "kind": "clustered"},
+          (Param("n", "int", lo=0), Param("kind", "choice", choices=("uniform", "clustered"))),
           ("numpy",), lambda a, b: bool(np.array_equal(a, b))),
     Entry("csr", hl.sparse.csr, _csr_example, (Param("A", "array", ndim=2, empty_ok=True),),
           ("numpy",),
@@ -387,9 +393,14 @@ def _plain(v: Any) -> Any:
     return copy.deepcopy(v)
 
 
+#: whether the last :func:`check_call` returned a result the implementation computed
+_last_ok = [False]
+
+
 def check_call(entry: Entry, device: str, kwargs: dict[str, Any], arg: str, bad: Bad,
                monkeypatch: pytest.MonkeyPatch) -> str | None:
     """Run one call; return None when it kept the contract, else what went wrong."""
+    _last_ok[0] = False
     spy = _Spy()
     monkeypatch.setattr(dispatch, "get_impl", spy)
     kw = dict(kwargs)
@@ -423,6 +434,7 @@ def check_call(entry: Entry, device: str, kwargs: dict[str, Any], arg: str, bad:
         return f"raw {type(e).__name__}: {str(e)[:200]}"
     finally:
         monkeypatch.setattr(dispatch, "get_impl", spy._real)
+    _last_ok[0] = spy.ran or entry in EXTRA  # a result, computed by the implementation
     if bad.expect == REFUSE:
         return f"accepted (expected a refusal); returned {type(result).__name__}"
     ref_kw = {k: _plain(v) for k, v in kw.items()}
@@ -473,6 +485,11 @@ def failures(device: str, name: str, arg: str, monkeypatch: pytest.MonkeyPatch) 
         p = next(q for q in entry.params if q.name == arg)
         kwargs[arg] = p.default
     out = []
+    base = check_call(entry, device, kwargs, arg,
+                      Bad("valid:example", kwargs[arg] if arg in kwargs else
+                          {"device": device, "keep_on_device": False}[arg], EITHER), monkeypatch)
+    assert base is None, f"{name} on {device}: the valid example itself fails: {base}"
+    assert _last_ok[0], f"{name} on {device}: the valid example was refused"
     for bad in cases(entry, arg):
         problem = check_call(entry, device, kwargs, arg, bad, monkeypatch)
         if problem:
@@ -480,6 +497,7 @@ def failures(device: str, name: str, arg: str, monkeypatch: pytest.MonkeyPatch) 
     return out
 
 
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # the np.matrix variant
 @pytest.mark.parametrize(("device", "name", "arg"), PAIRS,
                          ids=[f"{d}-{n}-{a}" for d, n, a in PAIRS])
 def test_input_contract(device: str, name: str, arg: str,
@@ -489,6 +507,40 @@ def test_input_contract(device: str, name: str, arg: str,
         pytest.skip(f"{device}: {reason}")
     bad = failures(device, name, arg, monkeypatch)
     assert not bad, f"{len(bad)} broken contract(s):\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("name", ["knn", "ball_query", "fps_knn"])
+def test_results_too_large_for_memory_are_refused(name: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """k ≤ n alone allows an n × n result: 4·10⁵ points with k = n would be ~2 TB."""
+    n = 400_000
+    pts = np.random.default_rng(0).random((n, 3), dtype=np.float32)
+    kw = {"knn": {"points": pts, "queries": pts, "k": n},
+          "ball_query": {"points": pts, "centers": pts, "radius": 0.1, "k": n},
+          "fps_knn": {"points": pts, "n_samples": n, "k": n}}[name]
+    problem = check_call(ENTRIES[name], "numpy", kw, "k", Bad("too-large", n, REFUSE),
+                         monkeypatch)
+    assert problem is None, problem
+
+
+def test_the_spy_sees_backend_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 'refused before the backend ran' check can fail: a refusal raised inside an
+    implementation is reported, and a valid call is seen to run the implementation."""
+    from hetlab.core import registry
+
+    entry = ENTRIES["fps"]
+    kw = entry.example()
+    assert check_call(entry, "numpy", kw, "points", Bad("ok", kw["points"], EITHER),
+                      monkeypatch) is None
+    assert _last_ok[0]
+
+    def refusing(**_: Any) -> Any:
+        raise InvalidInputError("fps: points refused late")
+
+    monkeypatch.setitem(registry._IMPLS, ("fps", "numpy"), refusing)
+    problem = check_call(entry, "numpy", kw, "points", Bad("late", kw["points"], REFUSE),
+                         monkeypatch)
+    assert problem is not None and "inside the backend" in problem
 
 
 def test_table_covers_every_public_kernel() -> None:
