@@ -213,6 +213,15 @@ def container_table(p: Param, c: Any) -> Iterator[Bad]:
         yield Bad("shape:dense-3d", dense[..., None], REFUSE)
         yield Bad("dtype:dense-complex", dense.astype(np.complex128), REFUSE)
         yield Bad("value:dense-nan", _poke(dense, np.nan), REFUSE)
+        import scipy.sparse as sp
+
+        yield Bad("valid:scipy-csr", sp.csr_matrix(c.toarray()), EITHER)
+        yield Bad("valid:scipy-coo-float32", sp.coo_matrix(c.toarray().astype(np.float32)),
+                  EITHER)
+        yield Bad("valid:int64-indices", hl.sparse.csr(c, index_dtype=np.int64), EITHER)
+        r, col = np.nonzero(c.toarray())
+        yield Bad("valid:hetlab-coo", hl.sparse.coo(r, col, c.toarray()[r, col], c.shape),
+                  EITHER)
         swapped = _built(lambda: hl.sparse.CSR(_swapped(c.indptr), _swapped(c.indices),
                                                _swapped(c.data), c.shape))
     else:
