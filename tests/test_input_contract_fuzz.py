@@ -226,6 +226,13 @@ def container_table(p: Param, c: Any) -> Iterator[Bad]:
                                                _swapped(c.data), c.shape))
     else:
         yield Bad("type:dense", dense.astype(np.float32), REFUSE)
+        w = c.dequantize(np.float32)[:, : c.in_features]
+        for bits in (2, 3, 8):  # other widths: valid for some kernels, refused by others
+            yield Bad(f"qw:bits={bits}", hl.quant.quantize(w, bits, c.group_size), EITHER)
+        yield Bad("qw:symmetric", hl.quant.quantize(w, c.bits, c.group_size, symmetric=True),
+                  EITHER)
+        yield Bad("qw:group=32", hl.quant.quantize(w, c.bits, 32), EITHER)
+        yield Bad("qw:group=256", hl.quant.quantize(w, c.bits, 256), EITHER)
         swapped = _built(lambda: hl.quant.QuantizedMatrix(
             _swapped(c.qweight), _swapped(c.scales),
             None if c.zeros is None else _swapped(c.zeros), c.bits, c.group_size,
