@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import DeviceMismatchError
+from ..errors import BackendUnavailable, DeviceMismatchError, InvalidInputError
 from .registry import AUTO, choose_device, get_backend, get_impl, observe_device
 from .spec import KernelSpec
+from .validation import check_bool
 
 if TYPE_CHECKING:
     from ..backends.base import Backend
@@ -96,7 +97,10 @@ def resolve_backend(
     if device is None:
         backend = get_backend("numpy" if place == _HOST else place)
     else:
-        backend = get_backend(device)
+        try:
+            backend = get_backend(device)
+        except InvalidInputError as exc:  # an unknown device: the message names the kernel
+            raise InvalidInputError(f"{spec.name}: {exc}") from None
     if place != _HOST and place != backend.name:
         name = next(iter(owners))
         raise DeviceMismatchError(
@@ -139,6 +143,7 @@ def run(
     ``device="auto"`` validates first, then asks the installed chooser
     (:func:`~hetlab.core.registry.choose_device`, set by :mod:`hetlab.auto`) where to run.
     """
+    keep_on_device = check_bool(spec.name, "keep_on_device", keep_on_device)
     validated = None
     auto = isinstance(device, str) and device.lower() == AUTO
     if auto:
@@ -146,7 +151,12 @@ def run(
         validated = spec.validate(**kwargs)
         device = choose_device(spec, validated, home)
     backend, on_host = resolve_backend(spec, device, kwargs)
-    backend.require()
+    try:
+        backend.require()
+    except BackendUnavailable as exc:  # the message names the kernel and the argument
+        raise BackendUnavailable(
+            f"{spec.name}: device={backend.name!r} cannot run here: {exc}"
+        ) from None
     impl = get_impl(spec.name, backend.name)
     if validated is None:
         validated = spec.validate(**kwargs)

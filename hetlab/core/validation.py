@@ -14,8 +14,9 @@ import numpy as np
 from ..errors import InvalidInputError
 
 __all__ = ["array_module", "as_array", "as_float_array", "cast_finite", "check_int",
-           "check_positive", "check_points", "owned_copy", "read_only", "check_allocation",
-           "physical_memory"]
+           "check_positive", "check_bool", "check_points", "check_axes_nonempty", "owned_copy",
+           "read_only",
+           "check_allocation", "physical_memory"]
 
 
 def array_module(a: Any) -> Any:
@@ -29,14 +30,21 @@ def array_module(a: Any) -> Any:
 
 def as_array(kernel: str, name: str, a: Any) -> Any:
     """``a`` as a NumPy/CuPy array, or InvalidInputError when it cannot be one (ragged lists,
-    objects NumPy refuses)."""
+    objects NumPy refuses).
+
+    Arrays in the other byte order (big-endian data read from a file) are converted to the
+    native one: compiled kernels read raw memory and would see byte-swapped values.
+    """
     xp = array_module(a)
     try:
-        return xp.asarray(a)
+        arr = xp.asarray(a)
     except Exception as exc:
         raise InvalidInputError(
             f"{kernel}: {name} must be a numeric array; got {type(a).__name__} ({exc})."
         ) from None
+    if xp is np and not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))
+    return arr
 
 
 def as_float_array(kernel: str, name: str, a: Any) -> Any:
@@ -136,6 +144,28 @@ def check_points(kernel: str, name: str, a: Any, *, allow_empty: bool = False) -
     return xp.ascontiguousarray(arr)
 
 
+def check_axes_nonempty(kernel: str, name: str, arr: Any, axes: dict[int, str]) -> None:
+    """Refuse an array with a zero-length axis among ``axes`` (axis → what it counts).
+
+    A length-0 feature, column or channel axis makes a kernel's output empty or meaningless
+    (a convolution with no input channels, a dot product over nothing): it is a mistake, not
+    an edge case. Axes that may be empty (points, queries) are simply not listed.
+
+    >>> import numpy as np
+    >>> check_axes_nonempty("k", "X", np.zeros((4, 2)), {1: "column"})
+    >>> check_axes_nonempty("k", "X", np.zeros((4, 0)), {1: "row"})
+    Traceback (most recent call last):
+    ...
+    hetlab.errors.InvalidInputError: k: X must have at least one row (axis 1); got shape (4, 0).
+    """
+    for axis, what in axes.items():
+        if arr.shape[axis] == 0:
+            raise InvalidInputError(
+                f"{kernel}: {name} must have at least one {what} (axis {axis}); got shape "
+                f"{tuple(arr.shape)}."
+            )
+
+
 def check_int(kernel: str, name: str, value: Any, lo: int, hi: int) -> int:
     """Return ``value`` as int after checking it is an integer in ``[lo, hi]``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -146,6 +176,24 @@ def check_int(kernel: str, name: str, value: Any, lo: int, hi: int) -> int:
     if not lo <= int(value) <= hi:
         raise InvalidInputError(f"{kernel}: {name} must be an int in [{lo}, {hi}]; got {value}.")
     return int(value)
+
+
+def check_bool(kernel: str, name: str, value: Any) -> bool:
+    """``value`` as a bool; Python or NumPy bools only (1, "True", None and arrays are
+    refused: their truth is not what the caller meant, or raises inside NumPy).
+
+    >>> check_bool("k", "causal", True)
+    True
+    >>> check_bool("k", "causal", "False")
+    Traceback (most recent call last):
+    ...
+    hetlab.errors.InvalidInputError: k: causal must be True or False; got 'False' (str).
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidInputError(
+            f"{kernel}: {name} must be True or False; got {value!r} ({type(value).__name__})."
+        )
+    return bool(value)
 
 
 def check_positive(kernel: str, name: str, value: Any) -> float:

@@ -49,7 +49,7 @@ import numpy as np
 from ...core.metrics import relative_error
 from ...core.params import Param
 from ...core.spec import Cost, KernelSpec
-from ...core.validation import array_module, as_float_array, cast_finite, check_int
+from ...core.validation import array_module, as_float_array, cast_finite, check_bool, check_int
 from ...errors import InvalidInputError
 from . import reference
 from ._scan import max_abs
@@ -71,15 +71,6 @@ MAX_PARTS = 4096
 def score_scale(d: int) -> float:
     """The softmax temperature ``1/√d`` of a head dimension ``d``."""
     return 1.0 / float(np.sqrt(d))
-
-
-def check_bool(kernel: str, name: str, value: Any) -> bool:
-    """``value`` as a bool; Python or NumPy bools only (1, "True" and None are refused)."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise InvalidInputError(
-            f"{kernel}: {name} must be True or False; got {value!r} ({type(value).__name__})."
-        )
-    return bool(value)
 
 
 def _array(kernel: str, name: str, a: Any, ndim: int, shape_doc: str) -> Any:

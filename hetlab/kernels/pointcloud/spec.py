@@ -143,13 +143,23 @@ FPS = KernelSpec(
 # --- knn ---------------------------------------------------------------------------------
 
 
+def _result_fits(kernel: str, rows: int, rows_name: str, k: int, bytes_per: int) -> int:
+    """``k``, after checking that a (rows, k) result of ``bytes_per`` bytes an entry fits in
+    this machine's memory (k ≤ n alone allows n² entries: 10⁵ points, k = n is 120 GB)."""
+    check_allocation(kernel, float(rows) * k * bytes_per,
+                     f"the result of shape ({rows_name}={rows}, k={k})",
+                     f"Pass a smaller k, or split {rows_name} into batches.")
+    return k
+
+
 def _validate_knn(points: Any, queries: Any, k: Any) -> dict[str, Any]:
     pts = _points("knn", "points", points)
     q = _points("knn", "queries", queries, allow_empty=True)
     return {
         "points": pts,
         "queries": _same_dtype("knn", "queries", pts, q),
-        "k": check_int("knn", "k", k, 1, pts.shape[0]),
+        "k": _result_fits("knn", q.shape[0], "queries",
+                          check_int("knn", "k", k, 1, pts.shape[0]), 8 + _itemsize(pts)),
     }
 
 
@@ -202,7 +212,8 @@ def _validate_ball_query(points: Any, centers: Any, radius: Any, k: Any) -> dict
         "points": pts,
         "centers": _same_dtype("ball_query", "centers", pts, c),
         "radius2": r * r,
-        "k": check_int("ball_query", "k", k, 1, pts.shape[0]),
+        "k": _result_fits("ball_query", c.shape[0], "centers",
+                          check_int("ball_query", "k", k, 1, pts.shape[0]), 8),
     }
 
 
@@ -244,10 +255,12 @@ BALL_QUERY = KernelSpec(
 def _validate_fps_knn(points: Any, n_samples: Any, k: Any, start: Any = 0) -> dict[str, Any]:
     pts = _points("fps_knn", "points", points)
     n = pts.shape[0]
+    s = check_int("fps_knn", "n_samples", n_samples, 1, n)
     return {
         "points": pts,
-        "n_samples": check_int("fps_knn", "n_samples", n_samples, 1, n),
-        "k": check_int("fps_knn", "k", k, 1, n),
+        "n_samples": s,
+        "k": _result_fits("fps_knn", s, "n_samples", check_int("fps_knn", "k", k, 1, n),
+                          8 + _itemsize(pts)),
         "start": check_int("fps_knn", "start", start, 0, n - 1),
     }
 
@@ -296,8 +309,9 @@ def _validate_voxel(points: Any, voxel_size: Any) -> dict[str, Any]:
     span = float(xp.abs(pts).max()) / vs
     if span >= _MAX_VOXEL_COORD:
         raise InvalidInputError(
-            f"voxel_downsample: voxel_size must keep voxel coordinates below 2**52; got "
-            f"voxel_size={voxel_size} for coordinates up to {span * vs:g} (increase voxel_size)."
+            f"voxel_downsample: voxel_size must keep voxel coordinates (|points| / voxel_size) "
+            f"below 2**52; got voxel_size={voxel_size} for points with |coordinate| up to "
+            f"{span * vs:g}. Increase voxel_size, or drop or rescale the far points."
         )
     return {"points": pts, "voxel_size": vs}
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...core.validation import array_module, as_array
+from ...core.validation import array_module, as_array, cast_finite
 from ...errors import InvalidInputError
 from ._checks import as_index_array, check_duplicates
 from .formats import COO, CSR
@@ -95,6 +95,8 @@ def csr(A: Any, *, shape: Any = None, duplicates: str = "sum", index_dtype: Any 
                 "sparse.csr: a dense A must hold real numbers (float32/float64, or integers "
                 f"to convert); got dtype {dense.dtype}."
             )
+        if dense.dtype.kind == "f":  # NaN/inf are refused here, naming A, not inside COO
+            cast_finite("sparse.csr", "A", dense, dense.dtype)
         row, col = xp.nonzero(dense)
         return COO(row, col, dense[row, col], dense.shape).tocsr(index_dtype=index_dtype)
     raise InvalidInputError(

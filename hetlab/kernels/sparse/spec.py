@@ -16,7 +16,7 @@ import numpy as np
 from ...core.metrics import relative_error
 from ...core.params import Param
 from ...core.spec import Cost, KernelSpec
-from ...core.validation import array_module, as_float_array, cast_finite
+from ...core.validation import array_module, as_float_array, cast_finite, check_axes_nonempty
 from ...errors import InvalidInputError
 from . import reference
 from .convert import csr
@@ -38,9 +38,11 @@ def _matrix(kernel: str, name: str, A: Any) -> CSR:
         raise InvalidInputError(f"{kernel}: {name} is not a valid sparse matrix: {exc}") from None
 
 
-def _dense(kernel: str, name: str, a: Any, shape: tuple[int | None, ...], A: CSR) -> Any:
-    """``a`` as a contiguous array of ``shape`` (None: any length) in ``A``'s dtype, finite
-    in that dtype (a float64 1e300 cast to a float32 matrix's dtype would be inf: refused)."""
+def _dense(kernel: str, name: str, a: Any, shape: tuple[int | None, ...], A: CSR, *,
+           free_nonempty: bool = True) -> Any:
+    """``a`` as a contiguous array of ``shape`` (None: any length ≥ 1, unless the caller
+    checks that axis itself: ``free_nonempty=False``) in ``A``'s dtype, finite in that dtype
+    (a float64 1e300 cast to a float32 matrix's dtype would be inf: refused)."""
     arr = as_float_array(kernel, name, a)
     want = "(" + ", ".join("k" if s is None else str(s) for s in shape) + (",)" if len(
         shape) == 1 else ")")
@@ -50,6 +52,10 @@ def _dense(kernel: str, name: str, a: Any, shape: tuple[int | None, ...], A: CSR
             f"{kernel}: {name} must have shape {want} to match the matrix of shape {A.shape}; "
             f"got shape {tuple(arr.shape)}."
         )
+    # a free axis (the columns of X in spmm/sddmm) of length 0 is a mistake, not an edge case
+    if free_nonempty:
+        check_axes_nonempty(kernel, name, arr,
+                            {i: "column" for i, s in enumerate(shape) if s is None})
     xp = array_module(arr)
     return xp.ascontiguousarray(cast_finite(kernel, name, arr, A.dtype))
 
@@ -112,7 +118,7 @@ SPMV = KernelSpec(
 
 def _validate_spmm(A: Any, X: Any) -> dict[str, Any]:
     M = _matrix("spmm", "A", A)
-    X = _dense("spmm", "X", X, (M.shape[1], None), M)
+    X = _dense("spmm", "X", X, (M.shape[1], None), M, free_nonempty=False)  # 1..256: below
     if not 1 <= X.shape[1] <= MAX_SPMM_COLUMNS:
         raise InvalidInputError(
             f"spmm: X must have 1 to {MAX_SPMM_COLUMNS} columns; got {X.shape[1]}. Split a "

@@ -7,9 +7,17 @@ from typing import Any
 
 import numpy as np
 
+from ...core.metrics import relative_error
 from ...core.params import Param
 from ...core.spec import Cost, KernelSpec
-from ...core.validation import as_array, as_float_array, cast_finite, check_int, check_points
+from ...core.validation import (
+    as_array,
+    as_float_array,
+    cast_finite,
+    check_axes_nonempty,
+    check_int,
+    check_points,
+)
 from ...errors import InvalidInputError
 from . import reference
 
@@ -56,12 +64,14 @@ def _validate(voxels: Any, features: Any, weights: Any, kernel_size: Any = 3, st
             f"{k}: features must have shape (n_voxels={v.shape[0]}, C_in); got "
             f"{tuple(f.shape)}."
         )
+    check_axes_nonempty(k, "features", f, {1: "input channel (C_in)"})
     w = as_float_array(k, "weights", weights)
     if w.ndim != 3 or w.shape[0] != ks**3 or w.shape[1] != f.shape[1]:
         raise InvalidInputError(
             f"{k}: weights must have shape (kernel_size**3={ks**3}, C_in={f.shape[1]}, C_out);"
             f" got {tuple(w.shape)}."
         )
+    check_axes_nonempty(k, "weights", w, {2: "output channel (C_out)"})
     f = cast_finite(k, "features", f, f.dtype)
     # weights are cast to the features' dtype: finite in that dtype (1e300 → float32 is inf)
     w = cast_finite(k, "weights", w, f.dtype)
@@ -77,9 +87,7 @@ def _error(result: Any, expected: Any) -> float:
     (rv, rf), (ev, ef) = result, expected
     if rv.shape != ev.shape or not np.array_equal(rv, ev) or rf.shape != ef.shape:
         return float("inf")
-    if not ef.size:
-        return 0.0
-    return float(np.max(np.abs(rf - ef)) / max(float(np.max(np.abs(ef))), 1e-300))
+    return relative_error(rf, ef)
 
 
 def _cost(a: Mapping[str, Any]) -> Cost:
