@@ -67,8 +67,6 @@ def to_divform(node: ast.AST) -> DivForm | None:
         c = _const(right)
         if c is None or c <= 0:
             return None
-        if c == 1:
-            return left if isinstance(node.op, ast.FloorDiv) else DivForm(Affine())
         num = left.form
         key = f"⌊{num}/{c}⌋"
         quotients = {**left.quotients, key: (num, c)}
