@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 from ..front.affine import Affine
 from ..front.loops import Access, Loop, trip_span
+from .divdeps import disjoint, involves_quotients, nonnegative
 
 __all__ = ["Dependence", "carried_dependences", "coupled_infeasible", "unmodelable_subscripts"]
 
@@ -162,7 +163,11 @@ def _may_depend(a: Access, b: Access, loops: list[Loop], L: Loop, pos: int,
         if _bound_test(eq, binder.ranges):
             return False
         eqs.append(eq)
-    return not coupled_infeasible(eqs, binder.ranges)
+    if coupled_infeasible(eqs, binder.ranges):
+        return False
+    if involves_quotients(a, loops) or involves_quotients(b, loops):
+        return not disjoint(a, b, loops, L, pos, written)  # exact for ``//`` and ``%``
+    return True
 
 
 def coupled_infeasible(eqs: list[Affine], ranges: dict[str, tuple[float, float]]) -> bool:
@@ -338,8 +343,9 @@ def unmodelable_subscripts(L: Loop, loops: list[Loop], accesses: list[Access],
             opaque_vars = any(names & loop_vars for names in f.opaque.values())
             if not opaque_vars and not _symbols_ok(f, set(written)):
                 continue  # reads a name assigned inside L: unknown to the test already
-            if opaque_vars or lowest_value(f, a, loops, unknown - {
-                    loops[li].var for li in a.loops}, nonneg) < 0:
+            if (opaque_vars or lowest_value(f, a, loops, unknown - {
+                    loops[li].var for li in a.loops}, nonneg) < 0) and not (
+                    involves_quotients(a, loops) and nonnegative(a, k, loops)):
                 subs[k] = None
                 msg = (f"subscript {k} of {a.text} may be negative or is not modelable "
                        f"(a negative index wraps around to the end of {a.array}): "

@@ -15,6 +15,7 @@ from typing import Any
 
 from .affine import Affine, to_affine
 from .calls import hidden_write, imported_function, np_call_chain
+from .floordiv import DivForm, to_divform
 from .helpers import pure_helper
 
 __all__ = ["Access", "Loop", "LoopTree", "build_tree", "SAFE_BUILTINS"]
@@ -36,6 +37,8 @@ class Access:
     loops: tuple[int, ...]
     text: str
     line: int
+    #: the subscripts with ``//`` and ``%`` by constants modelled (:mod:`.floordiv`)
+    divs: tuple[DivForm | None, ...] = ()
 
 
 @dataclass
@@ -51,6 +54,9 @@ class Loop:
     lower: Affine | None = None
     upper: Affine | None = None
     step: int | None = 1
+    #: the bounds with ``//`` and ``%`` by constants modelled (:mod:`.floordiv`)
+    div_lower: DivForm | None = None
+    div_upper: DivForm | None = None
     children: list[int] = field(default_factory=list)
     unsupported: list[str] = field(default_factory=list)
     #: (statement list, index, owner) from the function body down to this loop's statement
@@ -170,8 +176,10 @@ class _Walker:
         else:
             self.expr(base)
             name, subs = ast.unparse(base), tuple(None for _ in idx)
+        divs = tuple(None if isinstance(i, ast.Slice) or not isinstance(base, ast.Name)
+                     else to_divform(i) for i in idx)
         self.accesses.append(Access(name, subs, write, tuple(self.stack), ast.unparse(node),
-                                    self.line(node)))
+                                    self.line(node), divs))
         for i in idx:
             self.expr(i)
 
@@ -250,10 +258,13 @@ class _Walker:
             loop.step = None
         else:
             args = [to_affine(a) for a in it.args]  # type: ignore[union-attr]
+            divs = [to_divform(a) for a in it.args]  # type: ignore[union-attr]
             if len(args) == 1:
                 loop.lower, loop.upper = Affine(), args[0]
+                loop.div_lower, loop.div_upper = DivForm(Affine()), divs[0]
             else:
                 loop.lower, loop.upper = args[0], args[1]
+                loop.div_lower, loop.div_upper = divs[0], divs[1]
             if len(args) == 3:
                 st = args[2]
                 loop.step = st.const if st is not None and st.is_const() and st.const else None

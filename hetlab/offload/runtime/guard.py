@@ -75,7 +75,10 @@ def overlap(a: np.ndarray, b: np.ndarray) -> bool:
 def self_overlaps(a: np.ndarray) -> bool:
     """Whether two different indices of ``a`` may reach the same element (a stride-0 broadcast
     or an ``as_strided`` view): strides sorted by size must each step past the extent of the
-    dimensions below them."""
+    dimensions below them. An empty array has no element to share (NumPy gives ``(0, 4)`` the
+    strides ``(0, 0)``)."""
+    if a.size == 0:
+        return False
     dims = sorted((abs(st), n) for st, n in zip(a.strides, a.shape, strict=True) if n > 1)
     extent = a.itemsize
     for st, n in dims:
