@@ -34,6 +34,7 @@ import re
 
 from .batched import leading_product, swap_first
 from .contraction import Ref, Stmt, TensorNest, Term
+from .dotinto import INTO, written_into
 from .epilogue import folds_scale, fuse
 from .loopform import loop_form
 from .nocopy import contiguous, product
@@ -75,6 +76,8 @@ class _Emitter:
         self.temps = set(nest.temps.values()) | {t for t, _ in nest.private.values()}
         self.lines: list[str] = []
         self.k = 0
+        #: the whole output array a matmul/matvec writes into (:mod:`.dotinto`), while set
+        self.into: str | None = None
 
     def fresh(self) -> str:
         self.k += 1
@@ -244,6 +247,9 @@ class _Emitter:
             if not fa and not fb:
                 return "dot", product(self, ops, lambda o: f"np.dot({o[0]}, {o[1]})")
             kind = "matmul" if fa and fb else "matvec"
+            if self.into is not None and fa + fb == list(out):
+                return kind, product(self, ops, lambda o, y=self.into:
+                                     f"{INTO}({o[0]}, {o[1]}, {y})")
             return kind, self.orient(product(self, ops, lambda o: f"({o[0]} @ {o[1]})"),
                                      fa + fb, out)
         a, b = self.fresh(), self.fresh()
@@ -311,7 +317,8 @@ class _Emitter:
         if s.out.name in self.temps and op == "=" and kinds in (["axpy"], ["transpose"]) \
                 and len(s.terms[0].coef) == 0 and not s.terms[0].div:
             rhs = f"np.copy({rhs})"  # a fresh temporary, not a view
-        self.lines.append(f"{tgt} {op} {rhs}")
+        into = written_into(self, s, op, kinds, f"{tgt} {op} {rhs}", _NoMatch)
+        self.lines += into or [f"{tgt} {op} {rhs}"]
         return _entry(kinds, s, op)
 
     def vector(self, s: Stmt, op: str) -> str | None:

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from ...errors import InvalidInputError
+from ..analysis.dotinto import IMPORT as INTO_IMPORT
+from ..analysis.dotinto import INTO
 from ..analysis.report import Report
 from ..analysis.transforms import apply_transforms, tag_loops
 from ..analysis.transforms.statements import splice
@@ -277,6 +279,8 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
     head += "".join(f"\n# transform: {n}" for n in notes)
     if chunked:
         head += "\nimport numpy as _hl_np\nfrom numba import get_num_threads as _hl_threads"
+    if INTO in body:  # a product written into its output (analysis/dotinto.py)
+        head += "\n" + INTO_IMPORT
     imports = "njit, prange, uint64 as _hl_u64" if "_hl_u64(" in body else "njit, prange"
     return f"{head}\nfrom numba import {imports}\n\n\n{body}\n"
 
