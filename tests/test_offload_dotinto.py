@@ -76,6 +76,44 @@ def chain(E, A, B, G, D):
                 G[i, j] += E[i, k] * D[k, j]
 
 
+def gemm_acc(C, A, B):
+    for i in range(C.shape[0]):
+        for j in range(C.shape[1]):
+            s = 0.0
+            for k in range(A.shape[1]):
+                s += A[i, k] * B[k, j]
+            C[i, j] = s
+
+
+def gemv_acc_sized(y, A, x, n, m):
+    for i in range(n):
+        s = 0.0
+        for j in range(m):
+            s = s + A[i, j] * x[j]
+        y[i] = s
+
+
+def gemm_acc_read_twice(C, D, A, B):
+    for i in range(C.shape[0]):
+        for j in range(C.shape[1]):
+            s = 0.0
+            for k in range(A.shape[1]):
+                s += A[i, k] * B[k, j]
+            C[i, j] = s
+            D[i, j] = s
+
+
+def gemm_acc_live_after(C, A, B):
+    s = 0.0
+    for i in range(C.shape[0]):
+        for j in range(C.shape[1]):
+            s = 0.0
+            for k in range(A.shape[1]):
+                s += A[i, k] * B[k, j]
+            C[i, j] = s
+    return s
+
+
 def _r(*shape, seed=0, dtype=np.float64):
     return np.random.default_rng(seed + 7 * sum(shape)).random(shape).astype(dtype)
 
@@ -127,6 +165,25 @@ def test_the_variant_imports_the_helper_and_says_so():
     assert src.count("_hl_dot_into(") >= 2
 
 
+def test_a_scalar_accumulator_stored_once_is_written_into_the_output():
+    code = _code(gemm_acc)
+    assert code.startswith("(_hl_dot_into(A[:C.shape[0]], B[:A.shape[1]], C)")
+    assert "_hbt" not in code and "_hb0" not in code  # no temporary left
+    code = _code(gemv_acc_sized)
+    assert code.startswith("if n == y.shape[0]:\n") and "_hl_dot_into(" in code
+    assert "y[:max(n, 0)] = (" in code.split("else:")[1]  # the product itself, no temporary
+
+
+def test_an_accumulator_read_twice_keeps_its_temporary():
+    code = _code(gemm_acc_read_twice)
+    assert "_hl_dot_into" not in code and code.count("_hb0") == 3
+    _check(gemm_acc_read_twice, (_r(5, 4), _r(5, 4), _r(5, 3), _r(3, 4)))
+
+
+def test_an_accumulator_live_after_the_nest_is_no_block():
+    assert offload.analyze(gemm_acc_live_after).blocks == []
+
+
 # -- results ---------------------------------------------------------------------------------
 def test_whole_and_partial_extents():
     C, A, B = _r(7, 9), _r(7, 11), _r(11, 9)
@@ -136,6 +193,11 @@ def test_whole_and_partial_extents():
     _check(gemm_sized, (C, A, B, -2, 9, 11))  # no iteration at all
     _check(gemm_copy, (_r(6, 5), _r(6, 4), _r(4, 5)))
     _check(gemv_assign, (_r(6), _r(6, 4), _r(4)))
+    _check(gemm_acc, (_r(6, 5), _r(6, 4), _r(4, 5)))
+    _check(gemm_acc, (np.asfortranarray(_r(6, 5)), _r(6, 4), _r(4, 5)))
+    y, A, x = _r(6), _r(6, 4), _r(4)
+    for n, m in ((6, 4), (5, 4), (6, 3), (0, 4), (-1, 2)):
+        _check(gemv_acc_sized, (y, A, x, n, m))
 
 
 @pytest.mark.parametrize("layout", ["fortran", "strided", "float32_out", "float32_all",

@@ -43,12 +43,15 @@ for name in %(names)r:
     out[name] = row
 ex = EXAMPLES["jacobi_1d"]
 plan = offload.search(ex.fn, ex.make_args(12), targets=["cuda", "numba"], budget=4,
-                      progress=False, measure=MeasureOptions(repeats=1))
+                      progress=False,
+                      measure=MeasureOptions(repeats=1, timeout_factor=200.0))
 cuda = plan.alternatives["cuda"]
 out["search"] = {"targets": sorted(plan.alternatives), "notes": plan.notes,
                  "cuda_loops": cuda.loops, "cuda_verified": cuda.verified,
                  "transfers": cuda.transfers,
-                 "wrong": [m.status for m in cuda.measurements.values() if m.status != "ok"]}
+                 # a timeout or a pruned candidate is no wrong result (the simulator is slow)
+                 "wrong": [m.status for m in cuda.measurements.values()
+                           if m.status == "wrong" or m.status.startswith("failed")]}
 print("RESULT " + json.dumps(out))
 '''
 

@@ -34,7 +34,7 @@ import re
 
 from .batched import leading_product, swap_first
 from .contraction import Ref, Stmt, TensorNest, Term
-from .dotinto import INTO, written_into
+from .dotinto import INTO, remember_product, written_into
 from .epilogue import folds_scale, fuse
 from .loopform import loop_form
 from .nocopy import contiguous, product
@@ -78,6 +78,8 @@ class _Emitter:
         self.k = 0
         #: the whole output array a matmul/matvec writes into (:mod:`.dotinto`), while set
         self.into: str | None = None
+        #: temporaries computed as one product: their ``_hl_dot_into`` call (.dotinto)
+        self.into_ready: dict[str, str] = {}
 
     def fresh(self) -> str:
         self.k += 1
@@ -303,6 +305,7 @@ class _Emitter:
             del self.lines[mark:]
             return self.vector(s, op) or self.loop(s)
         kinds = [c[0] for c in cores]
+        remember_product(self, s, op, kinds, _NoMatch)  # a product into a temporary
         if "fill" in kinds and (len(kinds) > 1 or s.out.name in self.temps or op != "="):
             if s.summed:
                 raise _NoMatch("constant summed")

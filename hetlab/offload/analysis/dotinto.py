@@ -23,6 +23,12 @@ C-contiguous, one float dtype, no overlap with an operand) and otherwise does wh
 statement does. The operands are chosen as for every product (:mod:`.nocopy`). The NumPy and
 CuPy forms are unchanged.
 
+A product accumulated in a scalar and stored once (``s = 0.0; s += A[i, k] * B[k, j];
+C[i, j] = s``) is, once normalized, a temporary assigned the product and a copy of it into
+``C``: :func:`remember_product` keeps the temporary's call, and the copy takes it in place of
+the temporary's line when the copy is the temporary's only reader, the temporary is not live
+after the nest, and no line was emitted between them (so no operand can change in between).
+
 >>> import ast
 >>> from hetlab.offload.analysis.contraction import normalize
 >>> from hetlab.offload.analysis.catalogue import emit
@@ -45,12 +51,13 @@ else:
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .nocopy import whole_checks
 from .tensor import Stmt
 
-__all__ = ["INTO", "IMPORT", "written_into"]
+__all__ = ["INTO", "IMPORT", "written_into", "remember_product"]
 
 #: the name generated code calls, and the import that binds it
 INTO = "_hl_dot_into"
@@ -61,6 +68,12 @@ def written_into(em: Any, s: Stmt, op: str, kinds: list[str], plain: str,
                  nomatch: type[Exception] = Exception) -> list[str] | None:
     """The lines writing ``s``'s product into its whole output at run time, else ``plain``;
     None when ``s`` is not such a statement (see the module docstring).
+
+    Two forms: ``s`` assigns the product to an argument array (``C[i, j] = 0`` then
+    ``+=``), or ``s`` copies into one a temporary that the line just emitted computed as
+    the product and nothing else reads (``s = 0.0; s += A[i, k] * B[k, j]; C[i, j] = s``):
+    the temporary's line is then replaced (the product moves to ``s``'s place, with
+    nothing between them).
 
     Parameters
     ----------
@@ -75,21 +88,54 @@ def written_into(em: Any, s: Stmt, op: str, kinds: list[str], plain: str,
     nomatch : exception type
         The emitter's no-match exception: the term has no product form.
     """
-    if not em.nocopy or op != "=" or kinds not in (["matmul"], ["matvec"]) \
-            or s.terms is None or len(s.terms) != 1:
+    if not em.nocopy or op != "=" or s.terms is None or len(s.terms) != 1:
         return None
     t, out = s.terms[0], s.out
-    if t.div or any(c not in ("1", "1.0") for c in t.coef) or len(t.refs) != 2:
+    if t.div or any(c not in ("1", "1.0") for c in t.coef):
         return None
-    if not out.array or out.name in em.temps or out.name in em.origin or out.fixed \
+    if out.name in em.temps:  # remembered by :func:`remember_product`
+        return None
+    if not out.array or out.name in em.origin or out.fixed \
             or any(r.name == out.name for r in t.refs):
         return None
     checks = whole_checks(em, out)
     if checks is None:
         return None
-    mark, em.into = len(em.lines), out.name
+    if kinds in (["matmul"], ["matvec"]) and len(t.refs) == 2:
+        text = _into_text(em, s, nomatch, out.name)
+    else:
+        text, plain = _from_temp(em, s, plain)
+    if text is None:
+        return None
+    if not checks:
+        return [text]
+    return [f"if {' and '.join(checks)}:", f"    {text}", "else:", f"    {plain}"]
+
+
+#: the output's place in a temporary's remembered call
+_SLOT = "\x00out\x00"
+
+
+def remember_product(em: Any, s: Stmt, op: str, kinds: list[str],
+                     nomatch: type[Exception] = Exception) -> None:
+    """When ``s`` assigns one product to a temporary, keep its ``_hl_dot_into`` call (the
+    output left as a slot) for the statement that may copy the temporary into an array."""
+    if not em.nocopy or op != "=" or s.out.name not in em.temps or s.terms is None \
+            or len(s.terms) != 1 or kinds not in (["matmul"], ["matvec"]):
+        return
+    t = s.terms[0]
+    if t.div or any(c not in ("1", "1.0") for c in t.coef) or len(t.refs) != 2:
+        return
+    text = _into_text(em, s, nomatch, _SLOT)
+    if text is not None:
+        em.into_ready[s.out.name] = text
+
+
+def _into_text(em: Any, s: Stmt, nomatch: type[Exception], out: str) -> str | None:
+    """``s``'s single product as a ``_hl_dot_into(..., out)`` expression, or None."""
+    mark, em.into = len(em.lines), out
     try:
-        _, text, _ = em.term_core(t, out.idx)
+        _, text, _ = em.term_core(s.terms[0], s.out.idx)  # type: ignore[index]
     except nomatch:
         text = ""
     finally:
@@ -97,6 +143,32 @@ def written_into(em: Any, s: Stmt, op: str, kinds: list[str], plain: str,
     if len(em.lines) != mark or INTO not in text:
         del em.lines[mark:]
         return None
-    if not checks:
-        return [text]
-    return [f"if {' and '.join(checks)}:", f"    {text}", "else:", f"    {plain}"]
+    return text
+
+
+def _from_temp(em: Any, s: Stmt, plain: str) -> tuple[str | None, str]:
+    """(the remembered call of the temporary ``s`` copies, the fallback line with the
+    temporary's product in its place), the temporary's line removed; (None, plain) when
+    ``s`` is not such a copy."""
+    (r,) = s.terms[0].refs if len(s.terms[0].refs) == 1 else (None,)  # type: ignore[index]
+    if r is None or r.name not in em.into_ready or r.idx != s.out.idx or r.fixed:
+        return None, plain
+    word = re.compile(rf"\b{re.escape(r.name)}\b")
+    readers = sum(1 for st in em.nest.stmts for x in st.reads if x.name == r.name)
+    private = {t for t, _ in em.nest.private.values()}
+    if readers != 1 or r.name in private or len(word.findall(plain)) != 1:
+        return None, plain
+    # the temporary's lines, just emitted: ``T = product``, or (a fused temporary,
+    # .epilogue) ``p = product`` then ``T = p``
+    head, lines = f"{r.name} = ", em.lines
+    if len(lines) >= 2 and re.fullmatch(rf"{re.escape(head)}(_hbt\d+)", lines[-1]) \
+            and lines[-2].startswith(f"{lines[-1][len(head):]} = "):
+        product = lines[-2].split(" = ", 1)[1]
+        del lines[-2:]
+        em.deferred.pop(r.name, None)
+    elif lines and lines[-1].startswith(head):
+        product = lines.pop()[len(head):]
+    else:
+        return None, plain
+    plain = word.sub(lambda _m: product if product.startswith("(") else f"({product})", plain)
+    return em.into_ready.pop(r.name).replace(_SLOT, s.out.name), plain
