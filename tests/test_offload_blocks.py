@@ -3,11 +3,7 @@ them first."""
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
-import sys
-import tempfile
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +16,8 @@ from hetlab.offload import GAOptions, MeasureOptions
 from hetlab.offload.analysis.parhelp import install
 from hetlab.offload.examples import EXAMPLES
 from hetlab.offload.runtime.measure import copy_args, outputs_of, verify
+
+from ._source_modules import load_source
 
 
 def _run(fn, args):
@@ -336,20 +334,9 @@ def test_search_without_blocks_has_no_trials():
 
 
 # -- generated nests: whatever is recognized is replaced exactly ------------------------------
-_GEN_DIR = Path(tempfile.mkdtemp(prefix="hetlab-offload-blocks-"))
-_GEN = itertools.count()
-
-
 def _load(src: str, name: str = "k"):
     """Import ``src`` from a real file so inspect can read its source."""
-    mod_name = f"_blocks_{next(_GEN)}"
-    path = _GEN_DIR / f"{mod_name}.py"
-    path.write_text(src)
-    spec = importlib.util.spec_from_file_location(mod_name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[mod_name] = mod
-    spec.loader.exec_module(mod)
-    return getattr(mod, name)
+    return load_source(src, name, prefix="blocks")
 
 
 def _python_variant(fn):

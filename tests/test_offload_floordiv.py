@@ -9,12 +9,7 @@ kernels judged parallel give the same result with their iterations reversed and 
 from __future__ import annotations
 
 import ast
-import importlib.util
-import itertools
 import random
-import sys
-import tempfile
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,6 +18,8 @@ from hetlab import offload
 from hetlab.offload import GAOptions, MeasureOptions
 from hetlab.offload.analysis.intsys import infeasible
 from hetlab.offload.front.affine import Affine
+
+from ._source_modules import load_source
 
 QUICK = dict(targets=("numba",), budget=2, progress=False, function_blocks=False,
              ga=GAOptions(population=2, generations=1),
@@ -286,20 +283,9 @@ def _run(src: str, n: int, order: str) -> np.ndarray:
     return A
 
 
-_DIR = Path(tempfile.mkdtemp(prefix="hetlab-offload-floordiv-"))
-_COUNT = itertools.count()
-
-
 def _load(src: str):
     """Import ``src`` from a real file so inspect can read its source."""
-    name = f"_floordiv_{next(_COUNT)}"
-    path = _DIR / f"{name}.py"
-    path.write_text(src)
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod.k
+    return load_source(src, prefix="floordiv")
 
 
 def test_random_floordiv_kernels_judged_parallel_are_order_independent():

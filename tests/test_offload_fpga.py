@@ -24,6 +24,8 @@ from hetlab.offload.examples import EXAMPLES
 from hetlab.offload.runtime.measure import copy_args, outputs_of, verify
 from hetlab.offload.targets.fpga import BOARD_OVERLAY, find_nests, model_nest
 
+from ._source_modules import load_source
+
 pytest.importorskip("numba")
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None,
                                reason="the C-simulation needs g++ (not installed)")
@@ -320,25 +322,8 @@ def _exprs(ints: bool):
     return st.recursive(leaves, grow, max_leaves=6)
 
 
-_GEN: list = []
-
-
 def _load(src: str):
-    import importlib.util
-    import sys
-    import tempfile
-    from pathlib import Path
-
-    if not _GEN:
-        _GEN.append(Path(tempfile.mkdtemp(prefix="hetlab-fpga-gen-")))
-    name = f"_fpga_gen_{len(list(_GEN[0].iterdir()))}"
-    path = _GEN[0] / f"{name}.py"
-    path.write_text(src)
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod.kern
+    return load_source(src, "kern", prefix="fpga_gen")
 
 
 @needs_gxx

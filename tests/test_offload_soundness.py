@@ -3,32 +3,18 @@ parallel, running that loop's iterations in reverse order gives the same result.
 
 from __future__ import annotations
 
-import importlib.util
-import itertools
-import sys
-import tempfile
-from pathlib import Path
-
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hetlab import offload
 
-_DIR = Path(tempfile.mkdtemp(prefix="hetlab-offload-sound-"))
-_COUNT = itertools.count()
+from ._source_modules import load_source
 
 
 def _load(src: str):
     """Import ``src`` from a real file so inspect can read its source."""
-    name = f"_sound_{next(_COUNT)}"
-    path = _DIR / f"{name}.py"
-    path.write_text(src)
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod.k
+    return load_source(src, prefix="sound")
 
 
 def _sub(coef: int, var: str, off: int) -> str:
