@@ -471,6 +471,44 @@ def last_value_kept(x, out):
     return last
 
 
+# -- whole-array reads, carried filters ----------------------------------------------------------------
+def center_inplace(x):
+    """x[i] -= np.mean(x) in place: each mean sees the entries already centred (serial; the
+    whole-array read is a dependence no subscript shows)."""
+    for i in range(x.shape[0]):
+        x[i] = x[i] - np.mean(x)
+
+
+def center_into(x, out):
+    """out[i] = x[i] - np.mean(x): x only read (parallel)."""
+    for i in range(x.shape[0]):
+        out[i] = x[i] - np.mean(x)
+
+
+def ema_filter(x, alpha, out):
+    """Exponential moving average s = α x[i] + (1 - α) s, stored each step (serial)."""
+    s = 0.0
+    for i in range(len(x)):
+        s = alpha * x[i] + (1.0 - alpha) * s
+        out[i] = s
+
+
+def hold_last_valid(x, out):
+    """Sample and hold: ``t`` changes only where x > 0.5, so out[i] may read the value of an
+    earlier iteration (serial)."""
+    t = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0.5:
+            t = x[i]
+        out[i] = t
+
+
+def add_first_entry(x):
+    """x[i] += x[0] for i from 1: x[0] is never written in the loop (parallel)."""
+    for i in range(1, x.shape[0]):
+        x[i] += x[0]
+
+
 # -- argument makers -----------------------------------------------------------------------------------
 def _csr(g, n):
     rows = n
@@ -631,7 +669,8 @@ PROBES: dict[str, Probe3] = {
                            limits={"L1": "^= is not a reduction operator of the analysis"}),
     "masked_fill": Probe3(masked_fill,
                           lambda g, n: (*_mask(g, n), -1.0, np.zeros(8 * n)),
-                          parallel=("L1",)),
+                          limits={"L1": "nothing says out is an array: out[i] = value may "
+                                        "store a reference to value in a list"}),
     "masked_count_sum": Probe3(masked_count_sum, _mask, reduction=("L1",)),
     "squares_empty_like": Probe3(squares_empty_like, lambda g, n: (g.random(8 * n),),
                                  parallel=("L1",)),
@@ -643,6 +682,15 @@ PROBES: dict[str, Probe3] = {
                                   parallel=("L1", "L2"), serial=("L3",)),
     "wavefront_sum": Probe3(wavefront_sum, lambda g, n: (g.random((n + 1, n + 2)),),
                             serial=("L1", "L2")),
+    "center_inplace": Probe3(center_inplace, lambda g, n: (g.random(4 * n),), serial=("L1",)),
+    "center_into": Probe3(center_into, lambda g, n: (g.random(4 * n), np.zeros(4 * n)),
+                          parallel=("L1",)),
+    "ema_filter": Probe3(ema_filter, lambda g, n: (g.random(4 * n), 0.3, np.zeros(4 * n)),
+                         serial=("L1",)),
+    "hold_last_valid": Probe3(hold_last_valid, lambda g, n: (g.random(4 * n), np.zeros(4 * n)),
+                              serial=("L1",)),
+    "add_first_entry": Probe3(add_first_entry, lambda g, n: (g.random(4 * n),),
+                              parallel=("L1",)),
     "last_value_kept": Probe3(last_value_kept, lambda g, n: (g.random(8 * n), np.zeros(8 * n)),
                               limits={"L1": "a scalar read after the loop is not lastprivate"}),
 }

@@ -18,6 +18,7 @@ from .elements import read_only_elements
 from .parhelp import install
 from .scalars import exposed_reads, live_after, reduction_op, written_names
 from .transforms import Transforms, find_transforms
+from .wholereads import whole_array_reads
 
 __all__ = ["LoopReport", "Report", "analyze"]
 
@@ -276,7 +277,9 @@ def _analyze_loop(loop: Loop, loops: list[Loop], tree: LoopTree,
     accesses, wrap_why = unmodelable_subscripts(loop, loops, tree.accesses, written, nonneg)
     deps = carried_dependences(loop, loops, accesses, written, private)
     rep.dependences = deps
-    reasons += [str(d) for d in deps] + wrap_why + alias_why
+    whole_why = whole_array_reads(body, {a.array for a in accs if a.write},
+                                  loop.line - loop.node.lineno + 1)
+    reasons += [str(d) for d in deps] + wrap_why + alias_why + whole_why
     if reasons:
         rep.verdict, rep.reasons = SEQUENTIAL, reasons
     elif rep.reductions:

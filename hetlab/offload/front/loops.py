@@ -24,6 +24,8 @@ __all__ = ["Access", "Loop", "LoopTree", "build_tree", "SAFE_BUILTINS"]
 SAFE_BUILTINS = frozenset({"abs", "min", "max", "int", "float", "bool", "round", "len", "range",
                            "pow", "complex", "prange"})
 _ARRAY_ATTRS = frozenset({"shape", "size", "ndim", "dtype", "T", "real", "imag"})
+#: attributes of an element read that are values (a complex number's parts)
+_ELEMENT_ATTRS = frozenset({"real", "imag"})
 _SAFE_MODULES = frozenset({"numpy", "math", "cmath", "numba"})
 
 
@@ -85,6 +87,8 @@ class _Walker:
         self.notes: list[str] = []
         self.stack: list[int] = []
         self.path: list[tuple[list[ast.stmt], int, str]] = []
+        #: names the function declares ``global``/``nonlocal``: a loop writing one is refused
+        self.outer_names: frozenset[str] = frozenset()
 
     # -- helpers ---------------------------------------------------------------------------
     def line(self, node: ast.AST) -> int:
@@ -137,6 +141,9 @@ class _Walker:
             if self.is_module(node):
                 return
             if isinstance(node.value, ast.Name) and node.attr in _ARRAY_ATTRS:
+                return
+            if isinstance(node.value, ast.Subscript) and node.attr in _ELEMENT_ATTRS:
+                self.subscript(node.value, write=False)  # z[i].real: a read of z[i]
                 return
             self.problem(f"attribute access {ast.unparse(node)}", node)
             return
@@ -193,7 +200,14 @@ class _Walker:
                 self.target(e, aug)
         elif isinstance(node, ast.Starred):
             self.target(node.value, aug)
-        elif not isinstance(node, ast.Name):
+        elif isinstance(node, ast.Attribute):
+            self.problem(f"store to attribute {ast.unparse(node)}", node)
+            self.expr(node.value)
+        elif isinstance(node, ast.Name):
+            if node.id in self.outer_names:
+                self.problem(f"write to global or nonlocal {node.id} (a compiled loop cannot "
+                             "write it)", node)
+        else:
             self.expr(node)
 
     # -- statements ------------------------------------------------------------------------
@@ -279,6 +293,8 @@ class _Walker:
 def build_tree(tree: ast.FunctionDef, namespace: dict[str, Any], first_line: int) -> LoopTree:
     """Walk a function definition; loops are numbered in source (pre-)order."""
     w = _Walker(namespace, first_line)
+    w.outer_names = frozenset(name for n in ast.walk(tree)
+                              if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names)
     w.body(tree.body, "func")
     return LoopTree(w.loops, w.accesses, w.notes)
 

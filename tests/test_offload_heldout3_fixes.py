@@ -1,0 +1,130 @@
+"""Engine fixes found by the third held-out probe (tests/offload_corpus/heldout_probe3.py),
+each with a positive case and a negative one (a case that must stay as it was)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hetlab import offload
+from hetlab.offload import GAOptions, MeasureOptions
+
+from .offload_corpus import heldout_probe3 as hp
+
+pytest.importorskip("numba")
+
+QUICK = dict(targets=("numba",), budget=2, progress=False, function_blocks=False,
+             reference="njit", ga=GAOptions(population=2, generations=1),
+             measure=MeasureOptions(repeats=1, warmup=0, confirm=0, among_work=0))
+
+#: a module global the kernels below read or write
+COUNTER = 0.0
+SCALE = 3.0
+
+
+# -- a whole-array read of an array the loop writes is a dependence ------------------------------
+def renorm_inplace(x):
+    for i in range(x.shape[0]):
+        x[i] = x[i] / np.sqrt(np.dot(x, x))
+
+
+def _sum_all(v):
+    return np.sum(v)
+
+
+def helper_reads_all(x):
+    for i in range(x.shape[0]):
+        x[i] = x[i] + _sum_all(x)
+
+
+def transposed_view_read(A):
+    for i in range(A.shape[0]):
+        A[i, 0] = np.sum(A.T)
+
+
+def sizes_only(x):
+    for i in range(x.shape[0]):
+        x[i] = x[i] + x.shape[0] + len(x) + x.size
+
+
+@pytest.mark.parametrize("fn", [hp.center_inplace, renorm_inplace, helper_reads_all,
+                                transposed_view_read])
+def test_a_whole_array_read_of_a_written_array_keeps_the_loop_serial(fn):
+    lp = offload.analyze(fn).loop("L1")
+    assert lp.verdict == "sequential" and "whole array" in lp.why, lp.why
+
+
+def test_the_whole_array_read_plan_gives_the_plain_result():
+    x = np.random.default_rng(0).random(5000)
+    plan = offload.search(hp.center_inplace, (x.copy(),), **QUICK)
+    assert not plan.loops
+    want, got = x.copy(), x.copy()
+    hp.center_inplace(want)
+    plan.compile()(got)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)  # numba's np.mean
+
+
+@pytest.mark.parametrize("fn", [hp.center_into, sizes_only, hp.add_first_entry])
+def test_reads_of_no_element_or_of_unwritten_arrays_stay_parallel(fn):
+    assert offload.analyze(fn).loop("L1").verdict == "parallel"
+
+
+# -- a loop writing a global is refused with the reason ---------------------------------------
+def count_into_global(x):
+    global COUNTER
+    for i in range(x.shape[0]):
+        COUNTER += x[i]
+    return COUNTER
+
+
+def scale_by_global(x, out):
+    for i in range(x.shape[0]):
+        out[i] = SCALE * x[i]
+
+
+def test_a_loop_writing_a_global_is_unsupported_and_runs_as_written():
+    global COUNTER
+    lp = offload.analyze(count_into_global).loop("L1")
+    assert lp.verdict == "unsupported" and "global or nonlocal COUNTER" in lp.why, lp.why
+    x = np.arange(4.0)
+    plan = offload.search(count_into_global, (x,), **QUICK)
+    assert not plan.loops
+    COUNTER = 0.0
+    assert plan.compile()(x) == 6.0 and COUNTER == 6.0
+
+
+def test_a_global_only_read_stays_parallel():
+    assert offload.analyze(scale_by_global).loop("L1").verdict == "parallel"
+
+
+# -- a complex element's .real / .imag is a read of the element ---------------------------------
+def imag_parts(z, out):
+    for i in range(z.shape[0]):
+        out[i] = z[i].imag - z[i].real
+
+
+def store_real_attr(z, x):
+    for i in range(x.shape[0]):
+        z.real = x[i]
+
+
+def sum_real_view(z):
+    for i in range(z.shape[0]):
+        z[i] = np.sum(z.real)
+
+
+def test_real_and_imag_of_an_element_are_element_reads():
+    assert offload.analyze(hp.complex_energy).loop("L1").verdict == "reduction"
+    report = offload.analyze(imag_parts)
+    assert report.loop("L1").verdict == "parallel"
+    z = np.arange(9.0) + 1j * np.arange(9.0)[::-1]
+    want, got = np.zeros(9), np.zeros(9)
+    imag_parts(z, want)
+    offload.transform(report, ["L1"]).compile()(z, got)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_an_attribute_store_or_a_whole_view_read_is_not_parallel():
+    lp = offload.analyze(store_real_attr).loop("L1")
+    assert lp.verdict == "unsupported" and "store to attribute z.real" in lp.why, lp.why
+    assert not offload.analyze(sum_real_view).loop("L1").parallelizable
