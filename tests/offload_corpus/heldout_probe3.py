@@ -43,7 +43,7 @@ class Probe3(Probe2):
     limits: dict[str, str] = field(default_factory=dict)
 
 
-# -- sparse rows, gathers and scatters --------------------------------------------------------------
+# -- sparse rows, gathers and scatters -------------------------------------------------------------
 def csr_matvec(indptr, indices, data, x, y):
     """y = A x for A in CSR form: the row loop writes y[i] only (parallel); the inner loop runs
     from ``indptr[i]`` to ``indptr[i + 1]`` and sums into a scalar (a reduction)."""
@@ -205,7 +205,7 @@ def bilinear_resize(img, out):
             out[i, j] = top * (1 - fy) + bot * fy
 
 
-# -- scans -------------------------------------------------------------------------------------------
+# -- scans -----------------------------------------------------------------------------------------
 def cumulative_max(x, out):
     """out[i] = max(x[:i+1]): the running maximum is stored every step (a scan: serial)."""
     m = -np.inf
@@ -256,7 +256,7 @@ def mirror_lower_to_upper(A):
             A[j, i] = A[i, j]
 
 
-# -- complex and float32 data -------------------------------------------------------------------------
+# -- complex and float32 data ----------------------------------------------------------------------
 def complex_rotate(z, theta, out):
     """out[i] = z[i] e^{iθ} on complex128 (parallel)."""
     c = complex(math.cos(theta), math.sin(theta))
@@ -280,7 +280,7 @@ def float32_weighted_sum(x, w):
     return s
 
 
-# -- NumPy calls on row slices, slice writes ---------------------------------------------------------
+# -- NumPy calls on row slices, slice writes -------------------------------------------------------
 def row_normalize(A, out):
     """Each row divided by its sum ``np.sum(A[i])`` (parallel rows and columns)."""
     for i in range(A.shape[0]):
@@ -314,7 +314,7 @@ def row_shift_down(A):
         A[i, :] = A[i - 1, :]
 
 
-# -- refused constructs -------------------------------------------------------------------------------
+# -- refused constructs ----------------------------------------------------------------------------
 def find_index_return(x, target):
     """The first index where x equals target, with ``return`` in the loop (unsupported)."""
     for i in range(x.shape[0]):
@@ -349,7 +349,7 @@ def global_last(x, out):
     return LAST_SEEN
 
 
-# -- differences, triangular solves ------------------------------------------------------------------
+# -- differences, triangular solves ----------------------------------------------------------------
 def forward_diff(x, out):
     """out[i] = x[i+1] - x[i] over ``range(len(x) - 1)`` (parallel)."""
     for i in range(len(x) - 1):
@@ -437,7 +437,7 @@ def squares_empty_like(x):
     return sq
 
 
-# -- 3-D and wavefronts -------------------------------------------------------------------------------
+# -- 3-D and wavefronts ----------------------------------------------------------------------------
 def axpy_3d_inplace(V, W, a):
     """V += a W on (l, m, n) arrays with ``+=`` (parallel in all three loops)."""
     for i in range(V.shape[0]):
@@ -471,7 +471,7 @@ def last_value_kept(x, out):
     return last
 
 
-# -- whole-array reads, carried filters ----------------------------------------------------------------
+# -- whole-array reads, carried filters ------------------------------------------------------------
 def center_inplace(x):
     """x[i] -= np.mean(x) in place: each mean sees the entries already centred (serial; the
     whole-array read is a dependence no subscript shows)."""
@@ -509,7 +509,7 @@ def add_first_entry(x):
         x[i] += x[0]
 
 
-# -- argument makers -----------------------------------------------------------------------------------
+# -- argument makers -------------------------------------------------------------------------------
 def _csr(g, n):
     rows = n
     cols = n + 2
