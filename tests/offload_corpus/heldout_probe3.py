@@ -241,7 +241,8 @@ def symmetrize_upper(A):
 
 def transpose_add_full(A):
     """A[i, j] += A[j, i] over the whole square: A[j, i] was (or will be) updated by row j
-    (serial)."""
+    (the row loop is serial); within a row, A[i, j] and A[j, i] meet only at j = i, one
+    iteration (the column loop is parallel)."""
     n = A.shape[0]
     for i in range(n):
         for j in range(n):
@@ -281,7 +282,7 @@ def float32_weighted_sum(x, w):
 
 
 # -- NumPy calls on row slices, slice writes -------------------------------------------------------
-def row_normalize(A, out):
+def row_sum_normalize(A, out):
     """Each row divided by its sum ``np.sum(A[i])`` (parallel rows and columns)."""
     for i in range(A.shape[0]):
         s = np.sum(A[i])
@@ -621,7 +622,7 @@ PROBES: dict[str, Probe3] = {
     "symmetrize_upper": Probe3(symmetrize_upper, lambda g, n: (g.random((n, n)),),
                                parallel=("L1", "L2")),
     "transpose_add_full": Probe3(transpose_add_full, lambda g, n: (g.random((n, n)),),
-                                 serial=("L1",)),
+                                 serial=("L1",), parallel=("L2",)),
     "mirror_lower_to_upper": Probe3(mirror_lower_to_upper, lambda g, n: (g.random((n, n)),),
                                     parallel=("L1", "L2")),
     "complex_rotate": Probe3(complex_rotate,
@@ -633,7 +634,7 @@ PROBES: dict[str, Probe3] = {
                                    lambda g, n: (g.random(8 * n).astype(np.float32),
                                                  g.random(8 * n).astype(np.float32)),
                                    reduction=("L1",)),
-    "row_normalize": Probe3(row_normalize,
+    "row_sum_normalize": Probe3(row_sum_normalize,
                             lambda g, n: (g.random((n, n + 3)) + 0.1, np.zeros((n, n + 3))),
                             parallel=("L1", "L2")),
     "rowwise_dot": Probe3(rowwise_dot,
@@ -661,7 +662,9 @@ PROBES: dict[str, Probe3] = {
     "forward_diff_inplace": Probe3(forward_diff_inplace, lambda g, n: (g.random(8 * n),),
                                    serial=("L1",)),
     "lower_solve": Probe3(lower_solve, _lower, serial=("L1",), reduction=("L2",)),
-    "upper_solve_inplace": Probe3(upper_solve_inplace, _upper, serial=("L1",)),
+    "upper_solve_inplace": Probe3(upper_solve_inplace, _upper, serial=("L1",),
+                                  limits={"L2": "b[i] -= … over j is an array-element "
+                                                "reduction: sequential in the verdicts"}),
     "histogram_2d": Probe3(histogram_2d, _hist2d, serial=("L1",)),
     "unpack_nibbles": Probe3(unpack_nibbles, _bits, parallel=("L1",)),
     "xor_checksum": Probe3(xor_checksum,
