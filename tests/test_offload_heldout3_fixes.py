@@ -128,3 +128,59 @@ def test_an_attribute_store_or_a_whole_view_read_is_not_parallel():
     lp = offload.analyze(store_real_attr).loop("L1")
     assert lp.verdict == "unsupported" and "store to attribute z.real" in lp.why, lp.why
     assert not offload.analyze(sum_real_view).loop("L1").parallelizable
+
+
+# -- a while loop inside a for loop runs within its iteration ---------------------------------
+def newton_cbrt(a, out):
+    for i in range(a.shape[0]):
+        x = 1.0
+        it = 0
+        while it < 60:
+            x = x - (x * x * x - a[i]) / (3.0 * x * x)
+            if abs(x * x * x - a[i]) < 1e-12:
+                break
+            it += 1
+        out[i] = x
+
+
+def carried_counter(idx, out):
+    k = 0
+    for i in range(idx.shape[0]):
+        while k < idx[i]:
+            k += 1
+        out[i] = k
+
+
+def break_out_of_for(x, out):
+    for i in range(x.shape[0]):
+        for j in range(x.shape[0]):
+            if x[j] > x[i]:
+                break
+        out[i] = j
+
+
+def test_a_per_element_while_loop_leaves_the_for_loop_parallel():
+    report = offload.analyze(newton_cbrt)
+    assert report.loop("L1").verdict == "parallel", report.loop("L1").why
+    assert offload.analyze(hp.escape_time).loop("L1").verdict == "parallel"
+    a = np.random.default_rng(1).random(300) * 8 + 0.5
+    want, got = np.zeros(300), np.zeros(300)
+    newton_cbrt(a, want)
+    offload.transform(report, ["L1"]).compile()(a, got)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_a_while_loop_carrying_or_shifting_across_iterations_stays_serial():
+    assert not offload.analyze(carried_counter).loop("L1").parallelizable
+    assert not offload.analyze(hp.insertion_sort).loop("L1").parallelizable
+    x = np.random.default_rng(2).random(200)
+    plan = offload.search(hp.insertion_sort, (x.copy(),), **QUICK)
+    got = x.copy()
+    plan.compile()(got)
+    np.testing.assert_array_equal(got, np.sort(x))
+
+
+def test_a_break_out_of_a_for_loop_is_still_refused():
+    report = offload.analyze(break_out_of_for)
+    assert report.loop("L2").verdict == "unsupported" and "break" in report.loop("L2").why
+    assert report.loop("L1").verdict == "unsupported"

@@ -159,8 +159,8 @@ def clip_inplace(img, lo, hi):
 
 
 def escape_time(cre, cim, max_iter, counts):
-    """Mandelbrot-style escape time: an inner ``while`` with ``break`` per pixel. Parallel in
-    truth; the analysis refuses loops holding a while loop."""
+    """Mandelbrot-style escape time: an inner ``while`` with ``break`` per pixel; each pixel's
+    iteration is its own (both loops parallel)."""
     for i in range(cre.shape[0]):
         for j in range(cim.shape[0]):
             zr = 0.0
@@ -172,6 +172,17 @@ def escape_time(cre, cim, max_iter, counts):
                     break
                 k += 1
             counts[i, j] = k
+
+
+def insertion_sort(a):
+    """Insertion sort in place: an inner ``while`` shifts earlier entries (serial)."""
+    for i in range(1, a.shape[0]):
+        v = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > v:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = v
 
 
 def rgb_to_gray(rgb):
@@ -605,8 +616,8 @@ PROBES: dict[str, Probe3] = {
                                 parallel=("L1", "L2")),
     "clip_inplace": Probe3(clip_inplace, lambda g, n: (g.random((n + 1, n)), 0.2, 0.8),
                            parallel=("L1", "L2")),
-    "escape_time": Probe3(escape_time, _escape, unsupported=("L1", "L2"),
-                          limits={"L1": "a while loop in the body", "L2": "the same"}),
+    "escape_time": Probe3(escape_time, _escape, parallel=("L1", "L2")),
+    "insertion_sort": Probe3(insertion_sort, lambda g, n: (g.random(4 * n),), serial=("L1",)),
     "rgb_to_gray": Probe3(rgb_to_gray, lambda g, n: (g.random((n, n + 1, 3)),),
                           parallel=("L1", "L2")),
     "bilinear_resize": Probe3(bilinear_resize,

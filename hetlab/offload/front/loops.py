@@ -2,7 +2,8 @@
 
 One walk over the function's AST records each ``for`` loop (bounds as affine forms), each array
 element access (subscripts as affine forms or None, the loops around it) and, per loop, what
-cannot be analyzed inside it (while loops, unknown calls, object attributes, break/return).
+cannot be analyzed inside it (unknown calls, object attributes, break out of a ``for``,
+return). A ``while`` loop is walked as part of the iterations of the ``for`` loops around it.
 """
 
 from __future__ import annotations
@@ -87,6 +88,9 @@ class _Walker:
         self.notes: list[str] = []
         self.stack: list[int] = []
         self.path: list[tuple[list[ast.stmt], int, str]] = []
+        #: innermost first: True for each ``while`` around the statement, False for a ``for``
+        #: (a ``break`` leaves only the innermost; out of a ``while`` it ends no ``for``)
+        self.breakable: list[bool] = []
         #: names the function declares ``global``/``nonlocal``: a loop writing one is refused
         self.outer_names: frozenset[str] = frozenset()
 
@@ -221,9 +225,7 @@ class _Walker:
         if isinstance(s, ast.For):
             self.for_loop(s)
         elif isinstance(s, ast.While):
-            self.problem("while loop", s)
-            self.expr(s.test)
-            self.body(s.body, "loop")
+            self.while_loop(s)
         elif isinstance(s, ast.If):
             self.expr(s.test)
             self.body(s.body, "if")
@@ -243,13 +245,28 @@ class _Walker:
                 self.problem("return inside the loop", s)
             self.expr(s.value)
         elif isinstance(s, ast.Break):
-            self.problem("break", s)
+            if not (self.breakable and self.breakable[-1]):
+                self.problem("break", s)
         elif isinstance(s, (ast.Continue, ast.Pass)):
             pass
         elif isinstance(s, ast.Assert):
             self.expr(s.test)
         else:
             self.problem(f"{type(s).__name__} statement", s)
+
+    def while_loop(self, s: ast.While) -> None:
+        """A ``while`` inside ``for`` loops runs within one iteration of each (an escape-time
+        or Newton iteration per element): its accesses and scalars belong to those iterations,
+        its ``break`` ends only itself. Its trip count is unknown, so no ``for`` loop inside
+        it is ever tiled or interchanged across it (it is not part of the loop tree)."""
+        if not self.stack:  # noted as before: a while loop is not a loop of the tree
+            self.problem("while loop", s)
+        if s.orelse:
+            self.problem("while … else", s)
+        self.expr(s.test)
+        self.breakable.append(True)
+        self.body(s.body, "loop")
+        self.breakable.pop()
 
     def for_loop(self, s: ast.For) -> None:
         parent = self.stack[-1] if self.stack else None
@@ -286,7 +303,9 @@ class _Walker:
                     self.problem("range() step is not a nonzero integer constant", s)
         if s.orelse:
             self.problem("for … else", s)
+        self.breakable.append(False)
         self.body(s.body, "loop")
+        self.breakable.pop()
         self.stack.pop()
 
 
