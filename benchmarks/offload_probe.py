@@ -3,12 +3,15 @@ loops judged parallel, the function blocks found, the plan ``offload.search`` ke
 target), and the plan against the plain function under serial ``numba.njit`` (interleaved
 rounds, ``confirm_times``), with the plan checked against the serial njit at that size.
 
-    PYTHONPATH=. python benchmarks/offload_probe.py [--probe2] [--only a,b] [--budget N]
-                                                    [--scale F]
+    PYTHONPATH=. python benchmarks/offload_probe.py [--probe2 | --probe3] [--only a,b]
+                                                    [--budget N] [--scale F]
 
 ``--probe2``: the second probe (tests/offload_corpus/heldout_probe2.py: the same computations
 written the many ways Python is written), its keyword arguments passed on every call; a probe
 whose arguments alias a written array is searched on copies and run on copies.
+
+``--probe3``: the third probe (tests/offload_corpus/heldout_probe3.py: kinds of code the first
+two lack — CSR rows, scatters, periodic stencils, images, escape time, scans, complex data).
 
 Figures from a shared, busy machine are only indicative (no answer key here: the probe has no
 hand-written versions; it measures generality, not tuning).
@@ -78,8 +81,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scale", type=float, default=1.0, help="factor on the moderate sizes")
     ap.add_argument("--probe2", action="store_true",
                     help="the second probe (heldout_probe2.py: Python spelling variants)")
+    ap.add_argument("--probe3", action="store_true",
+                    help="the third probe (heldout_probe3.py: other kinds of computation)")
     a = ap.parse_args(argv)
-    if a.probe2:
+    if a.probe2 and a.probe3:
+        ap.error("--probe2 and --probe3 are exclusive")
+    if a.probe3:
+        from tests.offload_corpus.heldout_probe3 import PROBES
+    elif a.probe2:
         from tests.offload_corpus.heldout_probe2 import PROBES
     else:
         from tests.offload_corpus.heldout_probe import PROBES
