@@ -184,3 +184,16 @@ def test_a_break_out_of_a_for_loop_is_still_refused():
     report = offload.analyze(break_out_of_for)
     assert report.loop("L2").verdict == "unsupported" and "break" in report.loop("L2").why
     assert report.loop("L1").verdict == "unsupported"
+
+
+def test_a_nest_holding_a_while_loop_is_no_fpga_candidate():
+    from hetlab.offload.targets.fpga.nests import find_nests
+
+    report = offload.analyze(hp.escape_time)
+    args = hp.PROBES["escape_time"].make(np.random.default_rng(0), 8)
+    (nest,) = find_nests(report, args, threshold=0.0)
+    assert not nest.candidate and "while loop at line" in nest.why
+    (plain,) = find_nests(offload.analyze(hp.axpy_3d_inplace),
+                          hp.PROBES["axpy_3d_inplace"].make(np.random.default_rng(0), 6),
+                          threshold=0.0)
+    assert plain.candidate, plain.why
