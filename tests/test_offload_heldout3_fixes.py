@@ -197,3 +197,42 @@ def test_a_nest_holding_a_while_loop_is_no_fpga_candidate():
                           hp.PROBES["axpy_3d_inplace"].make(np.random.default_rng(0), 6),
                           threshold=0.0)
     assert plain.candidate, plain.why
+
+
+# -- an accumulator holding a NumPy array is no parallel reduction -----------------------------
+def column_totals(A):
+    acc = np.zeros(A.shape[1])
+    for i in range(A.shape[0]):
+        acc = acc + A[i]
+    return acc
+
+
+def column_totals_into(A, acc):
+    for i in range(A.shape[0]):
+        acc = acc + A[i]
+    return acc
+
+
+def scalar_total(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s = s + x[i]
+    return s
+
+
+def test_an_array_accumulator_is_not_a_reduction():
+    lp = offload.analyze(column_totals).loop("L1")
+    assert lp.verdict == "sequential" and "holds an array (np.zeros)" in lp.why, lp.why
+    A = np.random.default_rng(3).random((4000, 3))
+    plan = offload.search(column_totals, (A,), **QUICK)
+    np.testing.assert_allclose(plan.compile()(A), A.sum(axis=0), rtol=1e-12)
+
+
+def test_number_accumulators_stay_reductions_and_array_arguments_are_typed_at_search():
+    assert offload.analyze(scalar_total).loop("L1").verdict == "reduction"
+    # a parameter may be a number: analyze says reduction, search sees numba's array type
+    assert offload.analyze(column_totals_into).loop("L1").verdict == "reduction"
+    A = np.random.default_rng(4).random((4000, 3))
+    plan = offload.search(column_totals_into, (A, np.zeros(3)), **QUICK)
+    assert "L1" not in plan.loops
+    np.testing.assert_allclose(plan.compile()(A, np.zeros(3)), A.sum(axis=0), rtol=1e-12)

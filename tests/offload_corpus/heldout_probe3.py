@@ -521,6 +521,16 @@ def add_first_entry(x):
         x[i] += x[0]
 
 
+def column_sums_by_rows(A):
+    """Column sums with a whole-row accumulator ``acc = acc + A[i]`` on an ``np.zeros`` array:
+    a reduction in truth, kept serial (numba's parallel array reduction of this form is
+    wrong)."""
+    acc = np.zeros(A.shape[1])
+    for i in range(A.shape[0]):
+        acc = acc + A[i]
+    return acc
+
+
 # -- argument makers -------------------------------------------------------------------------------
 def _csr(g, n):
     rows = n
@@ -705,6 +715,9 @@ PROBES: dict[str, Probe3] = {
                               serial=("L1",)),
     "add_first_entry": Probe3(add_first_entry, lambda g, n: (g.random(4 * n),),
                               parallel=("L1",)),
+    "column_sums_by_rows": Probe3(column_sums_by_rows, lambda g, n: (g.random((4 * n, 3)),),
+                                  limits={"L1": "an array accumulator is no parallel "
+                                                "reduction"}),
     "last_value_kept": Probe3(last_value_kept, lambda g, n: (g.random(8 * n), np.zeros(8 * n)),
                               limits={"L1": "a scalar read after the loop is not lastprivate"}),
 }

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..front.calls import np_call_chain
 from ..front.loops import SAFE_BUILTINS, Loop, LoopTree, build_tree
 from ..front.source import FunctionSource, read_function
 from .aliases import AliasInfo, alias_info
@@ -262,7 +263,7 @@ def _analyze_loop(loop: Loop, loops: list[Loop], tree: LoopTree,
                 rep.private.append(s)
             continue
         op = reduction_op(body, s)
-        held = _not_a_number(loop, s)
+        held = _not_a_number(loop, s, namespace)
         if op is not None and held is not None:
             reasons.append(f"scalar {s} holds {held}, not a number: its {op} updates are not a "
                            "parallel reduction")
@@ -292,9 +293,17 @@ _NOT_NUMBERS = {ast.List: "a list", ast.Tuple: "a tuple", ast.Dict: "a dict",
                 ast.DictComp: "a dict", ast.JoinedStr: "a str"}
 
 
-def _not_a_number(loop: Loop, name: str) -> str | None:
+#: NumPy functions that allocate an array (never a scalar)
+_NP_ALLOCS = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like",
+                        "empty_like", "full_like", "array", "copy", "arange", "linspace",
+                        "eye", "identity"})
+
+
+def _not_a_number(loop: Loop, name: str, namespace: dict[str, Any] | None = None) -> str | None:
     """What ``name`` holds when some assignment in the function (or an update in ``loop``)
-    gives it a str, bytes or container value (``out = ""``, ``acc += [x]``), or None.
+    gives it a str, bytes or container value (``out = ""``, ``acc += [x]``) or a NumPy array
+    (``acc = np.zeros(m)``: numba's parallel ``acc = acc + A[i]`` over an array gives wrong
+    sums), or None.
 
     Only the value's own form counts (a literal, or an operand of ``+``/``*``, or a branch of
     ``a if c else b``): ``s = A[i, j]`` or ``s = f((1, 2))`` hold whatever the subscript or
@@ -309,6 +318,10 @@ def _not_a_number(loop: Loop, name: str) -> str | None:
             held = _literal_kind(node.value)
             if held is not None:
                 return held
+            v = node.value
+            chain = np_call_chain(v.func, namespace or {}) if isinstance(v, ast.Call) else None
+            if chain is not None and chain[0] == "numpy" and chain[-1] in _NP_ALLOCS:
+                return f"an array (np.{chain[-1]})"
     return None
 
 
