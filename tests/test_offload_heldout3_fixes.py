@@ -236,3 +236,35 @@ def test_number_accumulators_stay_reductions_and_array_arguments_are_typed_at_se
     plan = offload.search(column_totals_into, (A, np.zeros(3)), **QUICK)
     assert "L1" not in plan.loops
     np.testing.assert_allclose(plan.compile()(A, np.zeros(3)), A.sum(axis=0), rtol=1e-12)
+
+
+# -- search tells the analysis which parameters are arrays -------------------------------------
+def copy_positive(x, out):
+    for i in range(len(x)):
+        v = x[i]
+        out[i] = v if v > 0 else 0.0
+
+
+def store_rows(rows, x):
+    for i in range(len(rows)):
+        rows[i] = x
+
+
+def test_search_knows_array_arguments_so_element_stores_copy_values():
+    assert not offload.analyze(copy_positive).loop("L1").parallelizable  # out may be a list
+    assert offload.analyze(copy_positive, arrays={"x", "out"}).loop("L1").verdict == "parallel"
+    x = np.random.default_rng(5).random(500) - 0.5
+    plan = offload.search(copy_positive, (x, np.zeros(500)), **QUICK)
+    assert plan.report.loop("L1").verdict == "parallel" and "L1" in plan.genes
+    out = np.zeros(500)
+    plan.compile()(x, out)
+    np.testing.assert_array_equal(out, np.maximum(x, 0.0))
+    plan = offload.search(hp.masked_fill, hp.PROBES["masked_fill"].make(
+        np.random.default_rng(0), 12), **QUICK)
+    assert plan.report.loop("L1").verdict == "parallel"
+
+
+def test_a_list_argument_still_may_hold_a_reference():
+    rows = [np.zeros(3) for _ in range(4)]
+    plan = offload.search(store_rows, (rows, np.ones(3)), **QUICK)
+    assert not plan.report.loop("L1").parallelizable and "L1" not in plan.loops

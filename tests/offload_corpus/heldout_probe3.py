@@ -693,8 +693,9 @@ PROBES: dict[str, Probe3] = {
                            limits={"L1": "^= is not a reduction operator of the analysis"}),
     "masked_fill": Probe3(masked_fill,
                           lambda g, n: (*_mask(g, n), -1.0, np.zeros(8 * n)),
-                          limits={"L1": "nothing says out is an array: out[i] = value may "
-                                        "store a reference to value in a list"}),
+                          limits={"L1": "nothing in the function says out is an array: "
+                                        "out[i] = value may store a reference to value in a "
+                                        "list (search, which sees the arrays, lifts it)"}),
     "masked_count_sum": Probe3(masked_count_sum, _mask, reduction=("L1",)),
     "squares_empty_like": Probe3(squares_empty_like, lambda g, n: (g.random(8 * n),),
                                  parallel=("L1",)),

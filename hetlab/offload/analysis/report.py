@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import html
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -374,7 +374,8 @@ def _descendants(loop: Loop, loops: list[Loop]) -> list[int]:
     return out
 
 
-def analyze(fn: Callable[..., Any] | FunctionSource) -> Report:
+def analyze(fn: Callable[..., Any] | FunctionSource, *,
+            arrays: Iterable[str] = ()) -> Report:
     """Find the loop nests of ``fn`` and decide, per loop, whether it may run in parallel.
 
     Parameters
@@ -382,6 +383,10 @@ def analyze(fn: Callable[..., Any] | FunctionSource) -> Report:
     fn : function
         A plain Python function (defined with ``def`` in a file or notebook cell) whose work
         is explicit ``for … in range(…)`` loops over NumPy arrays and scalars.
+    arrays : iterable of str, optional
+        Parameters known to be NumPy arrays (``search`` passes those of its arguments): an
+        element store ``out[i] = v`` into one copies ``v``'s value, so ``out`` holds no
+        reference to ``v`` (without it, ``out`` might be a list keeping ``v``).
 
     Returns
     -------
@@ -417,7 +422,7 @@ def analyze(fn: Callable[..., Any] | FunctionSource) -> Report:
     """
     src = fn if isinstance(fn, FunctionSource) else read_function(fn)
     tree = build_tree(src.tree, src.namespace, src.first_line)
-    aliases = alias_info(src.tree, src.namespace, src.first_line)
+    aliases = alias_info(src.tree, src.namespace, src.first_line, frozenset(arrays))
     nonneg = _size_names(src.tree)
     readonly = read_only_elements(src.tree, src.namespace)
     reports = [_analyze_loop(lp, tree.loops, tree, src.namespace, aliases, nonneg, readonly)
