@@ -44,7 +44,7 @@ def transposed_view_read(A):
 
 def sizes_only(x):
     for i in range(x.shape[0]):
-        x[i] = x[i] + x.shape[0] + len(x) + x.size
+        x[i] = x[i] + x.shape[0] + len(x) + x.size + np.size(x) + np.shape(x)[0]
 
 
 @pytest.mark.parametrize("fn", [hp.center_inplace, renorm_inplace, helper_reads_all,

@@ -5,8 +5,8 @@ a whole — ``x[i] = np.dot(x, x)``, ``out[i] = np.sum(out) + v[i]``, ``y[i] = h
 reads *every* element, including those other iterations write: a dependence no subscript
 pair shows. :func:`whole_array_reads` finds such reads of an array written in the loop, so the
 loop stays sequential with the reason. Reads that touch no element are skipped: ``x.shape``,
-``x.size``, ``x.ndim``, ``x.dtype``, ``len(x)``, and ``y = x`` (an alias: :mod:`.aliases`
-follows it).
+``x.size``, ``x.ndim``, ``x.dtype``, ``len(x)``, ``np.shape(x)``/``np.size(x)``/``np.ndim(x)``,
+and ``y = x`` (an alias: :mod:`.aliases` follows it).
 
 >>> import ast
 >>> src = '''
@@ -30,6 +30,8 @@ __all__ = ["whole_array_reads"]
 
 #: attributes that read no element of the array
 _NO_ELEMENTS = frozenset({"shape", "size", "ndim", "dtype", "itemsize", "nbytes", "strides"})
+#: NumPy functions of an array's size only (``np.shape(x)``)
+_SIZE_CALLS = frozenset({"shape", "size", "ndim"})
 
 
 def _skipped(body: list[ast.stmt]) -> set[int]:
@@ -46,9 +48,10 @@ def _skipped(body: list[ast.stmt]) -> set[int]:
                 skip.add(id(base))
             elif isinstance(n, ast.Attribute) and n.attr in _NO_ELEMENTS:
                 skip.add(id(n.value))
-            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
-                    and n.func.id == "len" and len(n.args) == 1:
-                skip.add(id(n.args[0]))
+            elif isinstance(n, ast.Call) and len(n.args) == 1 and (
+                    (isinstance(n.func, ast.Name) and n.func.id == "len")
+                    or (isinstance(n.func, ast.Attribute) and n.func.attr in _SIZE_CALLS)):
+                skip.add(id(n.args[0]))  # len(x), np.shape(x), np.size(x), np.ndim(x)
             elif isinstance(n, ast.Assign) and isinstance(n.value, ast.Name):
                 skip.add(id(n.value))  # y = x: an alias, followed by the alias analysis
     return skip
