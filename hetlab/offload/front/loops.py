@@ -88,7 +88,7 @@ class _Walker:
         self.notes: list[str] = []
         self.stack: list[int] = []
         self.path: list[tuple[list[ast.stmt], int, str]] = []
-        #: innermost first: True for each ``while`` around the statement, False for a ``for``
+        #: innermost last: True for each ``while`` around the statement, False for a ``for``
         #: (a ``break`` leaves only the innermost; out of a ``while`` it ends no ``for``)
         self.breakable: list[bool] = []
         #: names the function declares ``global``/``nonlocal``: a loop writing one is refused
