@@ -693,7 +693,8 @@ PROBES: dict[str, Probe3] = {
     "unpack_nibbles": Probe3(unpack_nibbles, _bits, parallel=("L1",)),
     "xor_checksum": Probe3(xor_checksum,
                            lambda g, n: (g.integers(0, 2**40, 8 * n).astype(np.int64),),
-                           limits={"L1": "^= is not a reduction operator of the analysis"}),
+                           limits={"L1": "^= is no reduction operator (numba's prange has none "
+                                         "for it)"}),
     "masked_fill": Probe3(masked_fill,
                           lambda g, n: (*_mask(g, n), -1.0, np.zeros(8 * n)),
                           limits={"L1": "nothing in the function says out is an array: "

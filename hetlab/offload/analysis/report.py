@@ -393,8 +393,10 @@ def analyze(fn: Callable[..., Any] | FunctionSource, *,
     Report
         One :class:`LoopReport` per loop in source order: read/write sets, private scalars,
         reductions, carried dependences (with distance vectors) and the verdict. Constructs
-        that cannot be analyzed (while loops, unknown calls, attributes) make the loops around
-        them ``"unsupported"`` (reason ``"unsupported: <construct> at line N"``); a function
+        that cannot be analyzed (``break`` out of a ``for``, unknown calls, attributes, global
+        writes) make the loops around them ``"unsupported"`` (reason ``"unsupported:
+        <construct> at line N"``; a ``while`` loop inside them is analyzed as part of their
+        iterations); a function
         numba cannot compile as called (``*args``, ``**kwargs``, keyword-only parameters, a
         bound method, a generator, a ``try`` statement) has every loop unsupported and its
         reasons in ``report.refusals`` and ``report.notes`` (``search`` runs it as written).
