@@ -33,6 +33,7 @@ SIZES = {
     "jacobi_2d": 1000, "seidel_2d": 400, "heat_3d": 100, "himeno": 96, "nbody_forces": 3000,
     "histogram": 2_000_000, "prefix_sum": 2_000_000, "running_sum": 2_000_000,
     "array_max": 4_000_000, "row_norms": 3000, "collatz_steps": 20_000, "blur_rows": 2000,
+    "first_crossing": 4_000_000,
 }
 QUICK = ["matvec", "jacobi_2d", "prefix_sum", "collatz_steps"]
 

@@ -3,12 +3,15 @@ loops judged parallel, the function blocks found, the plan ``offload.search`` ke
 target), and the plan against the plain function under serial ``numba.njit`` (interleaved
 rounds, ``confirm_times``), with the plan checked against the serial njit at that size.
 
-    PYTHONPATH=. python benchmarks/offload_probe.py [--probe2] [--only a,b] [--budget N]
-                                                    [--scale F]
+    PYTHONPATH=. python benchmarks/offload_probe.py [--probe2 | --probe3] [--only a,b]
+                                                    [--budget N] [--scale F]
 
 ``--probe2``: the second probe (tests/offload_corpus/heldout_probe2.py: the same computations
 written the many ways Python is written), its keyword arguments passed on every call; a probe
 whose arguments alias a written array is searched on copies and run on copies.
+
+``--probe3``: the third probe (tests/offload_corpus/heldout_probe3.py: kinds of code the first
+two lack — CSR rows, scatters, periodic stencils, images, escape time, scans, complex data).
 
 Figures from a shared, busy machine are only indicative (no answer key here: the probe has no
 hand-written versions; it measures generality, not tuning).
@@ -62,6 +65,12 @@ def _row(name: str, probe, budget: int, scale: float) -> dict:
             row["kernel"] += "*"
             want_args = copy_args(args)
             want = outputs_of(serial_fn(*want_args), want_args)
+        except (numba.core.errors.NumbaError,  # numba compiles no version (a global written)
+                numba.core.errors.UnsupportedBytecodeError):
+            serial_fn = probe.fn
+            row["kernel"] += "**"
+            want_args = copy_args(args)
+            want = outputs_of(serial_fn(*want_args), want_args)
         ok, _ = verify(outputs_of(plan_fn(*got_args), got_args), want)
     row["ok"] = ok
     t = confirm_times({"serial": (serial_fn, None), "plan": (plan_fn, None)}, args, 3,
@@ -78,8 +87,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scale", type=float, default=1.0, help="factor on the moderate sizes")
     ap.add_argument("--probe2", action="store_true",
                     help="the second probe (heldout_probe2.py: Python spelling variants)")
+    ap.add_argument("--probe3", action="store_true",
+                    help="the third probe (heldout_probe3.py: other kinds of computation)")
     a = ap.parse_args(argv)
-    if a.probe2:
+    if a.probe2 and a.probe3:
+        ap.error("--probe2 and --probe3 are exclusive")
+    if a.probe3:
+        from tests.offload_corpus.heldout_probe3 import PROBES
+    elif a.probe2:
         from tests.offload_corpus.heldout_probe2 import PROBES
     else:
         from tests.offload_corpus.heldout_probe import PROBES
@@ -104,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['plan_ms']:9.2f} {r['speedup']:6.2f} {r['search_s']:8.1f}", flush=True)
     print(f"\n{len(names)} kernels: {wrong} wrong or failed, {slower} plans slower than "
           "serial njit (< 0.95x; on a busy machine); * serial = the engine's serial njit "
-          "(plain numba.njit does not compile it)")
+          "(plain numba.njit does not compile it); ** serial = the plain Python function "
+          "(numba compiles none)")
     return 1 if wrong else 0
 
 

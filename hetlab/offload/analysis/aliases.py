@@ -458,9 +458,13 @@ def _written_roots(p: _Pass) -> set[str]:
 #: array methods returning a view of the array (no write)
 _VIEW_METHODS = frozenset({"reshape", "view", "ravel", "transpose", "swapaxes", "squeeze",
                            "diagonal"})
-def alias_info(tree: ast.FunctionDef, namespace: dict[str, Any], line0: int) -> AliasInfo:
-    """The :class:`AliasInfo` of a function definition."""
+def alias_info(tree: ast.FunctionDef, namespace: dict[str, Any], line0: int,
+               arrays: frozenset[str] = frozenset()) -> AliasInfo:
+    """The :class:`AliasInfo` of a function definition; ``arrays``: parameters known to be
+    NumPy arrays (``search`` knows its arguments), whose element stores copy values as for a
+    name read through ``.shape``."""
     p = _Pass(tree, namespace, line0)
+    p.arrays |= set(arrays) & set(p.params)
     p.run()
     written = _written_roots(p)
     return AliasInfo(p.params, {k: frozenset(v) for k, v in p.roots.items()},

@@ -5,10 +5,11 @@ from __future__ import annotations
 import ast
 import html
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..front.calls import np_call_chain
 from ..front.loops import SAFE_BUILTINS, Loop, LoopTree, build_tree
 from ..front.source import FunctionSource, read_function
 from .aliases import AliasInfo, alias_info
@@ -18,6 +19,7 @@ from .elements import read_only_elements
 from .parhelp import install
 from .scalars import exposed_reads, live_after, reduction_op, written_names
 from .transforms import Transforms, find_transforms
+from .wholereads import whole_array_reads
 
 __all__ = ["LoopReport", "Report", "analyze"]
 
@@ -261,7 +263,7 @@ def _analyze_loop(loop: Loop, loops: list[Loop], tree: LoopTree,
                 rep.private.append(s)
             continue
         op = reduction_op(body, s)
-        held = _not_a_number(loop, s)
+        held = _not_a_number(loop, s, namespace)
         if op is not None and held is not None:
             reasons.append(f"scalar {s} holds {held}, not a number: its {op} updates are not a "
                            "parallel reduction")
@@ -276,7 +278,9 @@ def _analyze_loop(loop: Loop, loops: list[Loop], tree: LoopTree,
     accesses, wrap_why = unmodelable_subscripts(loop, loops, tree.accesses, written, nonneg)
     deps = carried_dependences(loop, loops, accesses, written, private)
     rep.dependences = deps
-    reasons += [str(d) for d in deps] + wrap_why + alias_why
+    whole_why = whole_array_reads(body, {a.array for a in accs if a.write},
+                                  loop.line - loop.node.lineno + 1)
+    reasons += [str(d) for d in deps] + wrap_why + alias_why + whole_why
     if reasons:
         rep.verdict, rep.reasons = SEQUENTIAL, reasons
     elif rep.reductions:
@@ -289,9 +293,17 @@ _NOT_NUMBERS = {ast.List: "a list", ast.Tuple: "a tuple", ast.Dict: "a dict",
                 ast.DictComp: "a dict", ast.JoinedStr: "a str"}
 
 
-def _not_a_number(loop: Loop, name: str) -> str | None:
+#: NumPy functions that allocate an array (never a scalar)
+_NP_ALLOCS = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like",
+                        "empty_like", "full_like", "array", "copy", "arange", "linspace",
+                        "eye", "identity"})
+
+
+def _not_a_number(loop: Loop, name: str, namespace: dict[str, Any] | None = None) -> str | None:
     """What ``name`` holds when some assignment in the function (or an update in ``loop``)
-    gives it a str, bytes or container value (``out = ""``, ``acc += [x]``), or None.
+    gives it a str, bytes or container value (``out = ""``, ``acc += [x]``) or a NumPy array
+    (``acc = np.zeros(m)``: numba's parallel ``acc = acc + A[i]`` over an array gives wrong
+    sums), or None.
 
     Only the value's own form counts (a literal, or an operand of ``+``/``*``, or a branch of
     ``a if c else b``): ``s = A[i, j]`` or ``s = f((1, 2))`` hold whatever the subscript or
@@ -306,6 +318,10 @@ def _not_a_number(loop: Loop, name: str) -> str | None:
             held = _literal_kind(node.value)
             if held is not None:
                 return held
+            v = node.value
+            chain = np_call_chain(v.func, namespace or {}) if isinstance(v, ast.Call) else None
+            if chain is not None and chain[0] == "numpy" and chain[-1] in _NP_ALLOCS:
+                return f"an array (np.{chain[-1]})"
     return None
 
 
@@ -358,7 +374,8 @@ def _descendants(loop: Loop, loops: list[Loop]) -> list[int]:
     return out
 
 
-def analyze(fn: Callable[..., Any] | FunctionSource) -> Report:
+def analyze(fn: Callable[..., Any] | FunctionSource, *,
+            arrays: Iterable[str] = ()) -> Report:
     """Find the loop nests of ``fn`` and decide, per loop, whether it may run in parallel.
 
     Parameters
@@ -366,14 +383,20 @@ def analyze(fn: Callable[..., Any] | FunctionSource) -> Report:
     fn : function
         A plain Python function (defined with ``def`` in a file or notebook cell) whose work
         is explicit ``for … in range(…)`` loops over NumPy arrays and scalars.
+    arrays : iterable of str, optional
+        Parameters known to be NumPy arrays (``search`` passes those of its arguments): an
+        element store ``out[i] = v`` into one copies ``v``'s value, so ``out`` holds no
+        reference to ``v`` (without it, ``out`` might be a list keeping ``v``).
 
     Returns
     -------
     Report
         One :class:`LoopReport` per loop in source order: read/write sets, private scalars,
         reductions, carried dependences (with distance vectors) and the verdict. Constructs
-        that cannot be analyzed (while loops, unknown calls, attributes) make the loops around
-        them ``"unsupported"`` (reason ``"unsupported: <construct> at line N"``); a function
+        that cannot be analyzed (``break`` out of a ``for``, unknown calls, attributes, global
+        writes) make the loops around them ``"unsupported"`` (reason ``"unsupported:
+        <construct> at line N"``; a ``while`` loop inside them is analyzed as part of their
+        iterations); a function
         numba cannot compile as called (``*args``, ``**kwargs``, keyword-only parameters, a
         bound method, a generator, a ``try`` statement) has every loop unsupported and its
         reasons in ``report.refusals`` and ``report.notes`` (``search`` runs it as written).
@@ -401,7 +424,7 @@ def analyze(fn: Callable[..., Any] | FunctionSource) -> Report:
     """
     src = fn if isinstance(fn, FunctionSource) else read_function(fn)
     tree = build_tree(src.tree, src.namespace, src.first_line)
-    aliases = alias_info(src.tree, src.namespace, src.first_line)
+    aliases = alias_info(src.tree, src.namespace, src.first_line, frozenset(arrays))
     nonneg = _size_names(src.tree)
     readonly = read_only_elements(src.tree, src.namespace)
     reports = [_analyze_loop(lp, tree.loops, tree, src.namespace, aliases, nonneg, readonly)

@@ -68,7 +68,9 @@ _ALL = [
     _ex(irregular, "running_sum", [("i", S)]),
     _ex(irregular, "array_max", [("i", R)]),
     _ex(irregular, "row_norms", [("i", P), ("j", R)]),
-    _ex(irregular, "collatz_steps", [("i", U)], "while loop with a data-dependent exit"),
+    _ex(irregular, "collatz_steps", [("i", P)],
+        "a while loop with a data-dependent exit, inside one iteration of i"),
+    _ex(irregular, "first_crossing", [("i", U)], "break: an early exit"),
     _ex(irregular, "blur_rows", [("i", P), ("j", P)]),
 ]
 

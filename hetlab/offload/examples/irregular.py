@@ -69,7 +69,8 @@ def row_norms(A, out):
 
 
 def collatz_steps(x, out):
-    """Steps of the Collatz map per start value: a while loop with a data-dependent exit."""
+    """Steps of the Collatz map per start value: a while loop with a data-dependent exit, run
+    within one iteration of the parallel i loop."""
     for i in range(x.shape[0]):
         v = x[i]
         c = 0
@@ -80,6 +81,17 @@ def collatz_steps(x, out):
                 v = 3 * v + 1
             c += 1
         out[i] = c
+
+
+def first_crossing(x, thr):
+    """Index of the first value above ``thr`` (-1 when none): ``break`` ends the loop early,
+    so its iterations cannot run in any order."""
+    found = -1
+    for i in range(x.shape[0]):
+        if x[i] > thr:
+            found = i
+            break
+    return found
 
 
 def blur_rows(img, out):
@@ -125,6 +137,12 @@ def args_row_norms(n: int = 30, seed: int = 0) -> tuple:
 def args_collatz_steps(n: int = 30, seed: int = 0) -> tuple:
     r = _rng(n, seed)
     return r.integers(1, 1000, n), np.zeros(n, dtype=np.int64)
+
+
+def args_first_crossing(n: int = 100, seed: int = 0) -> tuple:
+    r = _rng(n, seed)
+    x = r.random(n)
+    return x, float(np.sort(x)[-2])  # the second largest: found late in the array
 
 
 def args_blur_rows(n: int = 20, seed: int = 0) -> tuple:

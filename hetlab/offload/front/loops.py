@@ -2,7 +2,8 @@
 
 One walk over the function's AST records each ``for`` loop (bounds as affine forms), each array
 element access (subscripts as affine forms or None, the loops around it) and, per loop, what
-cannot be analyzed inside it (while loops, unknown calls, object attributes, break/return).
+cannot be analyzed inside it (unknown calls, object attributes, break out of a ``for``,
+return). A ``while`` loop is walked as part of the iterations of the ``for`` loops around it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ __all__ = ["Access", "Loop", "LoopTree", "build_tree", "SAFE_BUILTINS"]
 SAFE_BUILTINS = frozenset({"abs", "min", "max", "int", "float", "bool", "round", "len", "range",
                            "pow", "complex", "prange"})
 _ARRAY_ATTRS = frozenset({"shape", "size", "ndim", "dtype", "T", "real", "imag"})
+#: attributes of an element read that are values (a complex number's parts)
+_ELEMENT_ATTRS = frozenset({"real", "imag"})
 _SAFE_MODULES = frozenset({"numpy", "math", "cmath", "numba"})
 
 
@@ -85,6 +88,11 @@ class _Walker:
         self.notes: list[str] = []
         self.stack: list[int] = []
         self.path: list[tuple[list[ast.stmt], int, str]] = []
+        #: innermost last: True for each ``while`` around the statement, False for a ``for``
+        #: (a ``break`` leaves only the innermost; out of a ``while`` it ends no ``for``)
+        self.breakable: list[bool] = []
+        #: names the function declares ``global``/``nonlocal``: a loop writing one is refused
+        self.outer_names: frozenset[str] = frozenset()
 
     # -- helpers ---------------------------------------------------------------------------
     def line(self, node: ast.AST) -> int:
@@ -137,6 +145,9 @@ class _Walker:
             if self.is_module(node):
                 return
             if isinstance(node.value, ast.Name) and node.attr in _ARRAY_ATTRS:
+                return
+            if isinstance(node.value, ast.Subscript) and node.attr in _ELEMENT_ATTRS:
+                self.subscript(node.value, write=False)  # z[i].real: a read of z[i]
                 return
             self.problem(f"attribute access {ast.unparse(node)}", node)
             return
@@ -193,7 +204,14 @@ class _Walker:
                 self.target(e, aug)
         elif isinstance(node, ast.Starred):
             self.target(node.value, aug)
-        elif not isinstance(node, ast.Name):
+        elif isinstance(node, ast.Attribute):
+            self.problem(f"store to attribute {ast.unparse(node)}", node)
+            self.expr(node.value)
+        elif isinstance(node, ast.Name):
+            if node.id in self.outer_names:
+                self.problem(f"write to global or nonlocal {node.id} (a compiled loop cannot "
+                             "write it)", node)
+        else:
             self.expr(node)
 
     # -- statements ------------------------------------------------------------------------
@@ -207,9 +225,7 @@ class _Walker:
         if isinstance(s, ast.For):
             self.for_loop(s)
         elif isinstance(s, ast.While):
-            self.problem("while loop", s)
-            self.expr(s.test)
-            self.body(s.body, "loop")
+            self.while_loop(s)
         elif isinstance(s, ast.If):
             self.expr(s.test)
             self.body(s.body, "if")
@@ -229,13 +245,28 @@ class _Walker:
                 self.problem("return inside the loop", s)
             self.expr(s.value)
         elif isinstance(s, ast.Break):
-            self.problem("break", s)
+            if not (self.breakable and self.breakable[-1]):
+                self.problem("break", s)
         elif isinstance(s, (ast.Continue, ast.Pass)):
             pass
         elif isinstance(s, ast.Assert):
             self.expr(s.test)
         else:
             self.problem(f"{type(s).__name__} statement", s)
+
+    def while_loop(self, s: ast.While) -> None:
+        """A ``while`` inside ``for`` loops runs within one iteration of each (an escape-time
+        or Newton iteration per element): its accesses and scalars belong to those iterations,
+        its ``break`` ends only itself. Its trip count is unknown, so no ``for`` loop inside
+        it is ever tiled or interchanged across it (it is not part of the loop tree)."""
+        if not self.stack:  # noted as before: a while loop is not a loop of the tree
+            self.problem("while loop", s)
+        if s.orelse:
+            self.problem("while … else", s)
+        self.expr(s.test)
+        self.breakable.append(True)
+        self.body(s.body, "loop")
+        self.breakable.pop()
 
     def for_loop(self, s: ast.For) -> None:
         parent = self.stack[-1] if self.stack else None
@@ -272,13 +303,17 @@ class _Walker:
                     self.problem("range() step is not a nonzero integer constant", s)
         if s.orelse:
             self.problem("for … else", s)
+        self.breakable.append(False)
         self.body(s.body, "loop")
+        self.breakable.pop()
         self.stack.pop()
 
 
 def build_tree(tree: ast.FunctionDef, namespace: dict[str, Any], first_line: int) -> LoopTree:
     """Walk a function definition; loops are numbered in source (pre-)order."""
     w = _Walker(namespace, first_line)
+    w.outer_names = frozenset(name for n in ast.walk(tree)
+                              if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names)
     w.body(tree.body, "func")
     return LoopTree(w.loops, w.accesses, w.notes)
 

@@ -187,6 +187,10 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         objective = Objective.of(objective, tolerance=measure.thread_tolerance)
     report = analyze(fn)
     args = _check_args(report, args)
+    known = frozenset(p for p, a in zip(report.params, args, strict=False)
+                      if isinstance(a, np.ndarray))
+    if known and not report.refusals:  # element stores into array arguments copy values
+        report = analyze(fn, arrays=known)
     if isinstance(targets, str) or not targets:
         raise InvalidInputError(f"offload.search: targets must be among {describe_names()}; "
                                 f"got {targets!r}.")

@@ -227,6 +227,12 @@ def _fill(nest: Nest, report: Report, tree: Any, env: dict[str, Any], params: di
           kinds: dict[str, str], nodes: list[ast.For]) -> None:
     """Trips, flops, bytes, arrays, scalars of ``nest``; ``nest.why`` on the first obstacle."""
     idx = {report.loop(k).index for k in nest.loops}
+    loose = next((n for n in ast.walk(nest.node) if isinstance(n, ast.While)), None)
+    if loose is not None:  # escape-time / Newton iterations: not a fixed pipeline
+        line = report.source.first_line + loose.lineno - 1
+        nest.why = (f"not an FPGA candidate: the while loop at line {line} has no trip count "
+                    "fixed when the nest starts")
+        return
     for k in nest.loops:
         lp = report.loop(k)
         if lp.verdict == "unsupported":
