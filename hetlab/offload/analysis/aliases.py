@@ -73,6 +73,9 @@ class AliasInfo:
     globals_read: frozenset[str] = frozenset()
     #: locals bound to a list, tuple or dict (element accesses may reach one array twice)
     containers: frozenset[str] = frozenset()
+    #: names only ever permuted among themselves (``u, new = new, u``) from pairwise distinct
+    #: storage: at every point they name distinct arrays (:func:`_swap_groups`)
+    distinct: tuple[frozenset[str], ...] = ()
 
     def roots_of(self, name: str) -> frozenset[str]:
         return self.roots.get(name, frozenset({name}))
@@ -86,6 +89,8 @@ class AliasInfo:
 
     def may_alias(self, x: str, y: str) -> bool:
         """Whether names ``x`` and ``y`` may refer to overlapping storage."""
+        if x != y and any(x in g and y in g for g in self.distinct):
+            return False  # swapped with each other, never bound to one storage
         rx, ry = self.roots_of(x), self.roots_of(y)
         if rx & ry:
             return True
@@ -116,6 +121,7 @@ class _Pass:
         for n in self.locals:
             self.roots[n] = set()
         self.lists: set[str] = set()  # locals bound to list displays: subscript stores keep refs
+        self.swaps: list[set[str]] = []  # ``a, b = b, a``: names permuted among themselves
         self.containers: set[str] = set()  # locals bound to lists, tuples, dicts
         self.view_lines: dict[str, int] = {}
         self.globals_read: set[str] = set()
@@ -290,7 +296,10 @@ class _Pass:
         return False
 
     def stmt(self, s: ast.stmt) -> None:
-        if isinstance(s, ast.Assign):
+        swap = _permutation(s)
+        if swap is not None and swap <= set(self.roots):
+            self.swaps.append(swap)  # names exchanged: roots joined after the pass
+        elif isinstance(s, ast.Assign):
             value = self.expr(s.value)
             for t in s.targets:
                 self.bind(t, value, s, s.value)
@@ -339,6 +348,53 @@ class _Pass:
                 self.stmt(s)
             if before == {k: frozenset(v) for k, v in self.roots.items()}:
                 break
+
+
+def _permutation(s: ast.stmt) -> set[str] | None:
+    """The names of ``a, b = b, a`` (a tuple of two or more distinct plain names assigned a
+    permutation of themselves), or None."""
+    if not isinstance(s, ast.Assign) or len(s.targets) != 1:
+        return None
+    t, v = s.targets[0], s.value
+    if not isinstance(t, (ast.Tuple, ast.List)) or not isinstance(v, (ast.Tuple, ast.List)):
+        return None
+    if not all(isinstance(e, ast.Name) for e in (*t.elts, *v.elts)):
+        return None
+    left = [e.id for e in t.elts]  # type: ignore[attr-defined]
+    right = [e.id for e in v.elts]  # type: ignore[attr-defined]
+    if len(left) < 2 or len(set(left)) != len(left) or sorted(left) != sorted(right):
+        return None
+    return set(left)
+
+
+def _swap_groups(p: _Pass) -> list[frozenset[str]]:
+    """Join the roots of names permuted among themselves, and return the groups whose names
+    name pairwise distinct storage at every point.
+
+    The pass skipped the permutations, so ``p.roots`` holds what every *other* binding gives
+    each name. A permutation only exchanges those storages between the names: if they are
+    pairwise distinct (no shared root, no unknown storage, no container), the names stay
+    pairwise distinct after any number of exchanges. Either way each name may now hold any of
+    the group's storages: its roots become the group's union (so a third name aliasing one
+    of them still aliases all of them).
+    """
+    groups: list[set[str]] = []
+    for sw in p.swaps:  # overlapping permutations form one group
+        joined = [g for g in groups if g & sw]
+        merged = set(sw).union(*joined)
+        groups = [g for g in groups if not g & sw] + [merged]
+    distinct = []
+    for g in groups:
+        roots = [set(p.roots[n]) for n in g]
+        ok = all(UNKNOWN not in r and _OWN not in r for r in roots) \
+            and not g & (p.lists | p.containers) \
+            and sum(len(r) for r in roots) == len(set().union(*roots))
+        union = set().union(*roots)
+        for n in g:
+            p.roots[n] = set(union)
+        if ok:
+            distinct.append(frozenset(g))
+    return distinct
 
 
 def _scalar_names(tree: ast.FunctionDef, namespace: dict[str, Any]) -> set[str]:
@@ -466,7 +522,10 @@ def alias_info(tree: ast.FunctionDef, namespace: dict[str, Any], line0: int,
     p = _Pass(tree, namespace, line0)
     p.arrays |= set(arrays) & set(p.params)
     p.run()
+    distinct = _swap_groups(p)
+    if p.swaps:
+        p.run()  # names bound from a swapped name now reach the whole group
     written = _written_roots(p)
     return AliasInfo(p.params, {k: frozenset(v) for k, v in p.roots.items()},
                      frozenset(written), dict(p.view_lines), frozenset(p.globals_read),
-                     frozenset(p.containers))
+                     frozenset(p.containers), tuple(distinct))
