@@ -5,9 +5,6 @@ plain function's outputs and in-place effects on fresh inputs."""
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -15,6 +12,7 @@ from hetlab import offload
 from hetlab.offload import GAOptions, MeasureOptions
 from hetlab.offload.runtime.measure import outputs_of
 
+from ._probe_checks import assert_verdicts, suite_function_names
 from .offload_corpus import heldout_probe as hp
 
 pytest.importorskip("numba")
@@ -51,10 +49,7 @@ def _agrees(fn, compiled, make, n: int, seed: int) -> None:
 
 def test_the_probe_is_big_enough_and_not_the_suite():
     assert len(hp.PROBES) >= 20
-    suite = Path(__file__).parent.parent / "benchmarks" / "offload_suite"
-    suite_names = {node.name for f in suite.glob("*.py")
-                   for node in ast.walk(ast.parse(f.read_text()))
-                   if isinstance(node, ast.FunctionDef)}
+    suite_names = suite_function_names()
     assert len(suite_names) > 31
     assert not set(hp.PROBES) & suite_names
 
@@ -63,12 +58,7 @@ def test_the_probe_is_big_enough_and_not_the_suite():
 def test_verdicts(name):
     probe = hp.PROBES[name]
     report = offload.analyze(probe.fn)
-    for lp_id in probe.parallel:
-        assert report.loop(lp_id).verdict == "parallel", (lp_id, report.loop(lp_id).why)
-    for lp_id in probe.reduction:
-        assert report.loop(lp_id).verdict == "reduction", (lp_id, report.loop(lp_id).why)
-    for lp_id in probe.serial:
-        assert not report.loop(lp_id).parallelizable, (lp_id, report.loop(lp_id).verdict)
+    assert_verdicts(report, probe)
 
 
 @pytest.mark.parametrize("name", sorted(hp.PROBES))

@@ -7,9 +7,6 @@ a dependence never run in parallel."""
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -19,6 +16,7 @@ from hetlab.offload import GAOptions, MeasureOptions
 from hetlab.offload.runtime.measure import outputs_of
 from hetlab.offload.targets.base import wrap_like
 
+from ._probe_checks import assert_verdicts, suite_function_names
 from .offload_corpus import heldout_probe as hp1
 from .offload_corpus import heldout_probe2 as hp
 
@@ -80,11 +78,7 @@ def _search_args(probe):
 
 def test_the_probe_is_big_enough_and_new():
     assert len(hp.PROBES) >= 25
-    suite = Path(__file__).parent.parent / "benchmarks" / "offload_suite"
-    seen = {node.name for f in suite.glob("*.py")
-            for node in ast.walk(ast.parse(f.read_text()))
-            if isinstance(node, ast.FunctionDef)}
-    seen |= {p.fn.__name__ for p in hp1.PROBES.values()}
+    seen = suite_function_names() | {p.fn.__name__ for p in hp1.PROBES.values()}
     assert len(seen) > 31 + 40
     assert not {p.fn.__name__ for p in hp.PROBES.values()} & seen
 
@@ -93,15 +87,7 @@ def test_the_probe_is_big_enough_and_new():
 def test_verdicts(name):
     probe = hp.PROBES[name]
     report = offload.analyze(probe.fn)
-    for lp_id in probe.parallel:
-        assert report.loop(lp_id).verdict == "parallel", (lp_id, report.loop(lp_id).why)
-    for lp_id in probe.reduction:
-        assert report.loop(lp_id).verdict == "reduction", (lp_id, report.loop(lp_id).why)
-    for lp_id in probe.serial:
-        assert not report.loop(lp_id).parallelizable, (lp_id, report.loop(lp_id).verdict)
-    for lp_id in probe.unsupported:
-        lp = report.loop(lp_id)
-        assert lp.verdict == "unsupported" and "unsupported:" in lp.why, (lp_id, lp.why)
+    assert_verdicts(report, probe)
 
 
 @pytest.mark.parametrize("name", sorted(hp.PROBES))

@@ -9,9 +9,6 @@ n = 0, 1, 2 and an odd size; refused constructs say why and run as written."""
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -20,6 +17,7 @@ from hetlab.offload import GAOptions, MeasureOptions
 from hetlab.offload.runtime.measure import outputs_of
 from hetlab.offload.targets.base import wrap_like
 
+from ._probe_checks import assert_verdicts, suite_function_names
 from .offload_corpus import heldout_probe as hp1
 from .offload_corpus import heldout_probe2 as hp2
 from .offload_corpus import heldout_probe3 as hp
@@ -45,11 +43,8 @@ def _agrees(probe, compiled, strict: bool = True) -> None:
 
 def test_the_probe_is_big_enough_and_new():
     assert len(hp.PROBES) >= 30
-    suite = Path(__file__).parent.parent / "benchmarks" / "offload_suite"
-    seen = {node.name for f in suite.glob("*.py")
-            for node in ast.walk(ast.parse(f.read_text()))
-            if isinstance(node, ast.FunctionDef)}
-    seen |= {p.fn.__name__ for p in (*hp1.PROBES.values(), *hp2.PROBES.values())}
+    seen = suite_function_names() | {p.fn.__name__
+                                     for p in (*hp1.PROBES.values(), *hp2.PROBES.values())}
     assert not {p.fn.__name__ for p in hp.PROBES.values()} & seen
 
 
@@ -57,15 +52,7 @@ def test_the_probe_is_big_enough_and_new():
 def test_verdicts(name):
     probe = hp.PROBES[name]
     report = offload.analyze(probe.fn)
-    for lp_id in probe.parallel:
-        assert report.loop(lp_id).verdict == "parallel", (lp_id, report.loop(lp_id).why)
-    for lp_id in probe.reduction:
-        assert report.loop(lp_id).verdict == "reduction", (lp_id, report.loop(lp_id).why)
-    for lp_id in probe.serial:  # a true dependence: never parallel
-        assert not report.loop(lp_id).parallelizable, (lp_id, report.loop(lp_id).verdict)
-    for lp_id in probe.unsupported:
-        lp = report.loop(lp_id)
-        assert lp.verdict == "unsupported" and "unsupported:" in lp.why, (lp_id, lp.why)
+    assert_verdicts(report, probe)
     for lp_id in probe.limits:  # known conservative verdicts: kept serial, with a reason
         lp = report.loop(lp_id)
         assert not lp.parallelizable and lp.why, (lp_id, lp.verdict)

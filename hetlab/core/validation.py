@@ -15,8 +15,7 @@ from ..errors import InvalidInputError
 
 __all__ = ["array_module", "as_array", "as_float_array", "cast_finite", "check_int",
            "check_positive", "check_bool", "check_points", "check_axes_nonempty", "owned_copy",
-           "read_only",
-           "check_allocation", "physical_memory"]
+           "read_only", "check_allocation", "physical_memory"]
 
 
 def array_module(a: Any) -> Any:

@@ -88,20 +88,16 @@ def written_into(em: Any, s: Stmt, op: str, kinds: list[str], plain: str,
     nomatch : exception type
         The emitter's no-match exception: the term has no product form.
     """
-    if not em.nocopy or op != "=" or s.terms is None or len(s.terms) != 1:
+    if not _plain_assignment(em, s, op) or s.out.name in em.temps:  # (temps: remembered)
         return None
-    t, out = s.terms[0], s.out
-    if t.div or any(c not in ("1", "1.0") for c in t.coef):
-        return None
-    if out.name in em.temps:  # remembered by :func:`remember_product`
-        return None
+    t, out = s.terms[0], s.out  # type: ignore[index]
     if not out.array or out.name in em.origin or out.fixed \
             or any(r.name == out.name for r in t.refs):
         return None
     checks = whole_checks(em, out)
     if checks is None:
         return None
-    if kinds in (["matmul"], ["matvec"]) and len(t.refs) == 2:
+    if _one_product(s, kinds):
         text = _into_text(em, s, nomatch, out.name)
     else:
         text, plain = _from_temp(em, s, plain)
@@ -116,15 +112,25 @@ def written_into(em: Any, s: Stmt, op: str, kinds: list[str], plain: str,
 _SLOT = "\x00out\x00"
 
 
+def _plain_assignment(em: Any, s: Stmt, op: str) -> bool:
+    """``s`` (numba form) assigns one term with no scalar factor or divisor."""
+    if not em.nocopy or op != "=" or s.terms is None or len(s.terms) != 1:
+        return False
+    t = s.terms[0]
+    return not t.div and all(c in ("1", "1.0") for c in t.coef)
+
+
+def _one_product(s: Stmt, kinds: list[str]) -> bool:
+    """The term of a plain assignment is one matmul or matvec of two factors."""
+    return kinds in (["matmul"], ["matvec"]) and len(s.terms[0].refs) == 2  # type: ignore[index]
+
+
 def remember_product(em: Any, s: Stmt, op: str, kinds: list[str],
                      nomatch: type[Exception] = Exception) -> None:
     """When ``s`` assigns one product to a temporary, keep its ``_hl_dot_into`` call (the
     output left as a slot) for the statement that may copy the temporary into an array."""
-    if not em.nocopy or op != "=" or s.out.name not in em.temps or s.terms is None \
-            or len(s.terms) != 1 or kinds not in (["matmul"], ["matvec"]):
-        return
-    t = s.terms[0]
-    if t.div or any(c not in ("1", "1.0") for c in t.coef) or len(t.refs) != 2:
+    if not _plain_assignment(em, s, op) or s.out.name not in em.temps \
+            or not _one_product(s, kinds):
         return
     text = _into_text(em, s, nomatch, _SLOT)
     if text is not None:

@@ -33,7 +33,6 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
-from .dotinto import IMPORT, INTO
 from .transforms.unsigned import unsigned_indices
 
 __all__ = ["MARK", "helper", "install", "free_names", "readable"]
@@ -135,8 +134,6 @@ def install(code: str, namespace: dict[str, Any], python: bool = False) -> int:
             if python:
                 text = text.replace("import numba as _hl_numba", "_hl_numba = _hl_plain")
                 namespace["_hl_plain"] = _PlainPython
-            if INTO in text:  # a product written into its output (.dotinto)
-                exec(IMPORT, namespace)
             exec(compile(text, "<hetlab.offload helper>", "exec"), namespace)
             count += 1
     return count

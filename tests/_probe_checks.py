@@ -1,0 +1,30 @@
+"""Checks the held-out offload probes share (tests/test_offload_heldout_probe*.py)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+SUITE = Path(__file__).parent.parent / "benchmarks" / "offload_suite"
+
+
+def suite_function_names() -> set[str]:
+    """Names of every function defined in benchmarks/offload_suite (a probe must be new)."""
+    return {node.name for f in SUITE.glob("*.py")
+            for node in ast.walk(ast.parse(f.read_text()))
+            if isinstance(node, ast.FunctionDef)}
+
+
+def assert_verdicts(report: Any, probe: Any) -> None:
+    """The probe's parallel, reduction, serial and (where it has them) unsupported loops have
+    those verdicts in ``report``; a serial loop (a true dependence) is never parallel."""
+    for lp_id in probe.parallel:
+        assert report.loop(lp_id).verdict == "parallel", (lp_id, report.loop(lp_id).why)
+    for lp_id in probe.reduction:
+        assert report.loop(lp_id).verdict == "reduction", (lp_id, report.loop(lp_id).why)
+    for lp_id in probe.serial:
+        assert not report.loop(lp_id).parallelizable, (lp_id, report.loop(lp_id).verdict)
+    for lp_id in getattr(probe, "unsupported", ()):
+        lp = report.loop(lp_id)
+        assert lp.verdict == "unsupported" and "unsupported:" in lp.why, (lp_id, lp.why)
