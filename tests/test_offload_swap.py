@@ -150,3 +150,121 @@ def test_one_array_passed_as_both_swapped_names_is_refused():
     got = offload.transform(jacobi_swap, ["L2"]).compile(on_alias="serial")(3, y, y)
     np.testing.assert_array_equal(got, jacobi_swap(3, z, z))
     np.testing.assert_array_equal(y, z)
+
+
+# -- the same exchange through a temporary (``tmp = u; u = new; new = tmp``) -----------------
+def jacobi_swap_temp(steps, u, new):
+    n = u.shape[0]
+    for t in range(steps):  # noqa: B007
+        for i in range(1, n - 1):
+            new[i] = 0.5 * (u[i - 1] + u[i + 1])
+        tmp = u
+        u = new
+        new = tmp
+    return u
+
+
+def heat_2d_swap_temp_local(steps, A0):
+    A = A0.copy()
+    B = A0.copy()
+    n, m = A.shape
+    for t in range(steps):  # noqa: B007
+        for i in range(1, n - 1):
+            for j in range(1, m - 1):
+                B[i, j] = 0.25 * (A[i - 1, j] + A[i + 1, j] + A[i, j - 1] + A[i, j + 1])
+        old = A
+        A = B
+        B = old
+    return A
+
+
+def rotate_three_temp(steps, a, b, c):
+    n = a.shape[0]
+    for t in range(steps):  # noqa: B007
+        for i in range(n):
+            c[i] = a[i] + 0.5 * b[i]
+        keep = a
+        a = b
+        b = c
+        c = keep
+    return a
+
+
+def temp_swap_then_write_through_temp(steps, u, new):
+    n = u.shape[0]
+    for t in range(steps):  # noqa: B007
+        for i in range(1, n - 1):
+            new[i] = 0.5 * (u[i - 1] + u[i + 1])
+        tmp = u
+        u = new
+        new = tmp
+        for i in range(1, n - 1):  # tmp is the array ``new`` names now: i reads i - 1's write
+            tmp[i] = 0.5 * (new[i - 1] + u[i])
+    return u
+
+
+def half_temp_swap(steps, u, new):
+    n = u.shape[0]
+    for t in range(steps):  # noqa: B007
+        for i in range(1, n - 1):
+            new[i] = 0.5 * (u[i - 1] + u[i + 1])
+        tmp = u
+        u = new
+        new = u  # not a swap: both names hold one array from here on
+        del tmp
+    return u
+
+
+def temp_swap_not_consecutive(steps, u, new):
+    n = u.shape[0]
+    for t in range(steps):  # noqa: B007
+        tmp = u
+        for i in range(1, n - 1):
+            new[i] = 0.5 * (u[i - 1] + u[i + 1])
+        u = new
+        new = tmp
+    return u
+
+
+@pytest.mark.parametrize("fn, parallel", [(jacobi_swap_temp, ["L2"]),
+                                          (heat_2d_swap_temp_local, ["L2", "L3"]),
+                                          (rotate_three_temp, ["L2"])])
+def test_a_swap_through_a_temporary_keeps_the_sweep_parallel(fn, parallel):
+    v = _verdicts(fn)
+    assert v["L1"] == "sequential"
+    assert [k for k, x in v.items() if x == "parallel"] == parallel
+
+
+def test_the_temporary_may_hold_either_swapped_array():
+    info = alias_info(read_function(temp_swap_then_write_through_temp).tree, {}, 1)
+    assert not info.may_alias("u", "new")
+    assert info.may_alias("tmp", "u") and info.may_alias("tmp", "new")
+    v = _verdicts(temp_swap_then_write_through_temp)
+    assert v["L3"] == "sequential"  # a true dependence through two names of one array
+
+
+@pytest.mark.parametrize("fn", [half_temp_swap, temp_swap_not_consecutive])
+def test_what_is_not_a_rotation_keeps_the_old_verdict(fn):
+    assert not alias_info(read_function(fn).tree, {}, 1).distinct
+    assert _verdicts(fn)["L2"] == "sequential"
+
+
+@pytest.mark.parametrize("fn", [jacobi_swap_temp, heat_2d_swap_temp_local, rotate_three_temp,
+                                temp_swap_then_write_through_temp])
+@pytest.mark.parametrize("steps", [0, 1, 4])
+def test_temporary_swaps_give_the_plain_result(fn, steps):
+    rng = np.random.default_rng(steps)
+    loops = [k for k, x in _verdicts(fn).items() if x == "parallel"]
+    variant = offload.transform(fn, loops).compile()
+    for n in (3, 9):
+        if fn is heat_2d_swap_temp_local:
+            args = (steps, rng.random((n, n + 3)))
+        elif fn is rotate_three_temp:
+            args = (steps, rng.random(n), rng.random(n), rng.random(n))
+        else:
+            args = (steps, rng.random(n), rng.random(n))
+        got = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+        want = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+        np.testing.assert_array_equal(variant(*got), fn(*want))
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_array_equal(g, w)

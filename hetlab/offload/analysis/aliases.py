@@ -73,7 +73,8 @@ class AliasInfo:
     globals_read: frozenset[str] = frozenset()
     #: locals bound to a list, tuple or dict (element accesses may reach one array twice)
     containers: frozenset[str] = frozenset()
-    #: names only ever permuted among themselves (``u, new = new, u``) from pairwise distinct
+    #: names only ever permuted among themselves (``u, new = new, u``, or through a temporary:
+    #: ``t = u; u = new; new = t``) from pairwise distinct
     #: storage: at every point they name distinct arrays (:func:`_swap_groups`)
     distinct: tuple[frozenset[str], ...] = ()
 
@@ -122,6 +123,9 @@ class _Pass:
             self.roots[n] = set()
         self.lists: set[str] = set()  # locals bound to list displays: subscript stores keep refs
         self.swaps: list[set[str]] = []  # ``a, b = b, a``: names permuted among themselves
+        # ``t = a; a = b; b = t``: the rotations through a temporary, and the ids of their
+        # statements after the first (the exchange itself, left to :func:`_swap_groups`)
+        self.rotation_parts: dict[int, set[str]] = _rotations(tree)
         self.containers: set[str] = set()  # locals bound to lists, tuples, dicts
         self.view_lines: dict[str, int] = {}
         self.globals_read: set[str] = set()
@@ -297,8 +301,11 @@ class _Pass:
 
     def stmt(self, s: ast.stmt) -> None:
         swap = _permutation(s)
+        if swap is None:
+            swap = self.rotation_parts.get(id(s))
         if swap is not None and swap <= set(self.roots):
-            self.swaps.append(swap)  # names exchanged: roots joined after the pass
+            if swap not in self.swaps:
+                self.swaps.append(swap)  # names exchanged: roots joined after the pass
         elif isinstance(s, ast.Assign):
             value = self.expr(s.value)
             for t in s.targets:
@@ -365,6 +372,42 @@ def _permutation(s: ast.stmt) -> set[str] | None:
     if len(left) < 2 or len(set(left)) != len(left) or sorted(left) != sorted(right):
         return None
     return set(left)
+
+
+def _rotations(tree: ast.FunctionDef) -> dict[int, set[str]]:
+    """Rotations of plain names through a temporary, in any statement list of ``tree``:
+    ``t = x0; x0 = x1; …; x(k-1) = t`` (``k >= 2`` distinct names, ``t`` none of them; a
+    swap when ``k == 2``). Maps the id of each statement after ``t = x0`` to the rotated
+    names; ``t = x0`` itself stays an ordinary binding (``t`` keeps one of the storages)."""
+    def pair(s: ast.stmt) -> tuple[str, str] | None:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 \
+                and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Name):
+            return s.targets[0].id, s.value.id
+        return None
+
+    found: dict[int, set[str]] = {}
+    for node in ast.walk(tree):
+        for field_ in ("body", "orelse", "finalbody"):
+            body = getattr(node, field_, None)
+            if not isinstance(body, list):
+                continue
+            for at, first in enumerate(body):
+                head = pair(first) if isinstance(first, ast.stmt) else None
+                if head is None:
+                    continue
+                temp, names = head[0], [head[1]]
+                for k, s in enumerate(body[at + 1:], start=at + 1):
+                    step = pair(s)
+                    if step is None or step[0] != names[-1]:
+                        break
+                    if step[1] == temp:  # the rotation closes
+                        if len(names) >= 2 and len(set(names)) == len(names) \
+                                and temp not in names:
+                            for part in body[at + 1:k + 1]:
+                                found[id(part)] = set(names)
+                        break
+                    names.append(step[1])
+    return found
 
 
 def _swap_groups(p: _Pass) -> list[frozenset[str]]:
