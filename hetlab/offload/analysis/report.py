@@ -17,7 +17,7 @@ from .blocks import Block, find_blocks
 from .deps import Dependence, carried_dependences, unmodelable_subscripts
 from .elements import read_only_elements
 from .parhelp import install
-from .scalars import exposed_reads, live_after, reduction_op, written_names
+from .scalars import exits_iteration, exposed_reads, live_after, reduction_op, written_names
 from .transforms import Transforms, find_transforms
 from .wholereads import whole_array_reads
 
@@ -51,6 +51,9 @@ class LoopReport:
     private: list[str] = field(default_factory=list)
     reductions: dict[str, str] = field(default_factory=dict)
     dependences: list[Dependence] = field(default_factory=list)
+    #: private scalars read after the loop, assigned on every path of every iteration: the
+    #: numba target runs the last iteration after the others (``transforms.lastprivate``)
+    lastprivate: list[str] = field(default_factory=list)
 
     @property
     def id(self) -> str:
@@ -231,7 +234,7 @@ def _analyze_loop(loop: Loop, loops: list[Loop], tree: LoopTree,
     accs = [a for a in tree.accesses if loop.index in a.loops]
     written = written_names(body)
     inner_vars = {loops[c].var for c in _descendants(loop, loops)}
-    exposed, _ = exposed_reads(body, {loop.var})
+    exposed, assigned = exposed_reads(body, {loop.var})
     rep = LoopReport(loop.index, loop.var, loop.line, loop.depth, loop.parent,
                      list(loop.children), _bounds(loop), PARALLEL)
     rep.arrays_read = sorted({a.array for a in accs if not a.write})
@@ -258,6 +261,9 @@ def _analyze_loop(loop: Loop, loops: list[Loop], tree: LoopTree,
             if live_after(loop.path, s):
                 reasons.append(f"scalar {s} is assigned in the loop and read after it "
                                "(its last value would be needed)")
+                if s in assigned and not exits_iteration(body):
+                    rep.lastprivate.append(s)  # the last iteration's value, run last
+                    private.add(s)
             else:
                 private.add(s)
                 rep.private.append(s)
@@ -433,7 +439,7 @@ def analyze(fn: Callable[..., Any] | FunctionSource, *,
         for rep in reports:
             own = rep.reasons if rep.verdict == UNSUPPORTED else []
             rep.verdict, rep.reasons = UNSUPPORTED, [*src.refusals, *own]
-            rep.reductions, rep.private = {}, []
+            rep.reductions, rep.private, rep.lastprivate = {}, [], []
         return Report(src.name, src.params, reports, [*src.refusals, *tree.notes], src, [],
                       aliases)
     blocks = find_blocks(tree.loops, aliases, nonneg)

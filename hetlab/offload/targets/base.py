@@ -238,17 +238,21 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
     FPGA host code), decorated ``@njit``.
 
     A chosen loop that is parallel only with privatized arrays (``report.transforms.private``)
-    runs over chunks with a private copy each; ``transforms`` also applies the fixed passes
+    runs over chunks with a private copy each; one parallel but for scalars read after it
+    (``report.transforms.lastprivate``) runs its last iteration after the others;
+    ``transforms`` also applies the fixed passes
     (interchange for unit stride, scalar replacement); ``tiles`` (band root id → size) tiles
     those bands. Each change is a comment line of the source
     (:mod:`hetlab.offload.analysis.transforms`)."""
     tree = copy.deepcopy(report.source.tree)
     ids = tag_loops(tree, [lp.id for lp in report.loops])
-    private = report.transforms.private
+    private, lastp = report.transforms.private, report.transforms.lastprivate
     chunked = tuple(k for k in chosen if k in private and not _inside(report, k, chosen))
+    peeled = tuple(k for k in chosen if k in lastp and k not in private
+                   and not _inside(report, k, chosen))
     for key in chosen:
-        if key in private:
-            continue  # chunked below, or serial inside another chosen loop
+        if key in private or key in lastp:
+            continue  # chunked or peeled below, or serial inside another chosen loop
         node = ids[key]
         assert isinstance(node.iter, ast.Call)
         node.iter.func = ast.Name("prange", ast.Load())
@@ -263,7 +267,8 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
     notes = apply_transforms(tree, report.transforms, report.aliases, chunked=chunked,
                              fixed=transforms, skip=skip, parallel=chosen,
                              collapsible=frozenset(lp.id for lp in report.loops
-                                                   if lp.verdict == "parallel"), tiles=tiles)
+                                                   if lp.verdict == "parallel"), tiles=tiles,
+                             peeled=peeled)
     unit_step_pranges(tree)  # numba's prange takes step 1 only
     par = bool(chosen) if parallel is None else parallel
     tree.decorator_list = [ast.Call(ast.Name("njit", ast.Load()), [],

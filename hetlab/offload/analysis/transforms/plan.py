@@ -74,15 +74,21 @@ class Transforms:
     rewrite_notes: list[str] = field(default_factory=list)
     #: bands that may be tiled (:class:`~.tiling.Tiling`; the tile size is a search gene)
     tilings: list[Any] = field(default_factory=list)
+    #: loop id → scalars read after it whose last value the numba target keeps by running
+    #: the loop's last iteration after the parallel others (``targets/peel.py``)
+    lastprivate: dict[str, list[str]] = field(default_factory=dict)
 
     def lines(self) -> list[str]:
         out = [str(x) for x in self.interchanges]
         out += [f"{p}; {p.loop} parallel with it" for ps in self.private.values() for p in ps]
+        out += [f"{k}: last iteration run after the others for {', '.join(v)} (read after the "
+                f"loop); {k} parallel with it" for k, v in self.lastprivate.items()]
         return out + self.rewrite_notes
 
     def privatizable(self) -> list[str]:
-        """Loop ids that are parallel once their arrays are privatized."""
-        return list(self.private)
+        """Loop ids that are parallel once their arrays are privatized, or once their last
+        iteration runs after the others (scalars read after the loop)."""
+        return [*self.private, *(k for k in self.lastprivate if k not in self.private)]
 
 
 def _dep_reasons_only(rep: LoopReport) -> bool:
@@ -251,4 +257,9 @@ def plan_transforms(tree: LoopTree, reps: list[LoopReport], aliases: AliasInfo) 
         priv = plan_private(lp, reps[lp.index], aliases, xf.refused)
         if priv:
             xf.private[lp.id] = priv
+    for lp in loops:
+        rep = reps[lp.index]
+        if rep.verdict == "sequential" and rep.lastprivate and lp.step is not None \
+                and len(rep.reasons) == len(rep.lastprivate):
+            xf.lastprivate[lp.id] = list(rep.lastprivate)
     return xf

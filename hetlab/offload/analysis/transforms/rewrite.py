@@ -22,6 +22,7 @@ import copy
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from .peel import peel
 from .plan import Interchange, Transforms
 from .privatize import Privatization
 from .statements import container, splice
@@ -300,7 +301,8 @@ def apply_transforms(func: ast.FunctionDef, xf: Transforms, aliases: AliasInfo, 
                      skip: frozenset[str] = frozenset(),
                      parallel: tuple[str, ...] = (),
                      collapsible: frozenset[str] = frozenset(),
-                     tiles: dict[str, int] | None = None) -> list[str]:
+                     tiles: dict[str, int] | None = None,
+                     peeled: tuple[str, ...] = ()) -> list[str]:
     """Apply ``xf`` to ``func`` (tagged by :func:`tag_loops`, modified in place).
 
     ``chunked``: ids of loops that run in parallel with their privatizations; ``fixed``:
@@ -310,11 +312,13 @@ def apply_transforms(func: ast.FunctionDef, xf: Transforms, aliases: AliasInfo, 
     iteration of the loop put outside it) is left out; ``collapsible``: loops that carry no
     dependence and no reduction (a chosen one and its parallel inner loop are collapsed into
     one ``prange``); ``tiles``: band root id → tile size of the bands of ``xf.tilings`` to
-    tile (the search's gene, :mod:`.tiling`; applied after the interchange). Returns one line
-    per change.
+    tile (the search's gene, :mod:`.tiling`; applied after the interchange); ``peeled``: ids
+    of chosen loops run in parallel but for their last iteration (``xf.lastprivate``,
+    :mod:`.peel`). Returns one line per change.
     """
     notes: list[str] = []
     nodes = _live(func)
+    chunked = (*chunked, *peeled)  # neither is interchanged, tiled or collapsed
     if fixed:
         for x in xf.interchanges:
             if set(x.loops) & (set(chunked) | skip):
@@ -350,7 +354,13 @@ def apply_transforms(func: ast.FunctionDef, xf: Transforms, aliases: AliasInfo, 
                     notes.append(line)
     for key in chunked:
         node = _live(func).get(key)
-        if node is not None:
+        if node is None:
+            continue
+        if key in peeled:
+            _splice(func, node, peel(node, xf.lastprivate[key], key))
+            notes.append(f"{key}: last iteration run after the others (its "
+                         f"{', '.join(xf.lastprivate[key])} read after the loop)")
+        else:
             _splice(func, node, _chunked(node, xf.private[key]))
             notes += [str(p) for p in xf.private[key]]
     if fixed:
