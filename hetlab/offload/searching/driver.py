@@ -15,6 +15,7 @@ import numpy as np
 
 from ...errors import HetlabError, InvalidInputError
 from ..analysis.report import Report, analyze
+from ..front.source import FunctionSource, read_function
 from ..runtime.guard import array_leaves, overlap
 from ..runtime.measure import Measurement, confirm_times, copy_args, outputs_of
 from ..runtime.measure import measure as _measure
@@ -185,12 +186,13 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         from ...auto.objective import Objective
 
         objective = Objective.of(objective, tolerance=measure.thread_tolerance)
-    report = analyze(fn)
+    src = fn if isinstance(fn, FunctionSource) else read_function(fn)
+    # element stores into array arguments copy values: the analysis is told which they are
+    known = frozenset(p for p, a in zip(src.params, args, strict=False)
+                      if isinstance(a, np.ndarray)) if isinstance(args, (tuple, list)) \
+        else frozenset()
+    report = analyze(src, arrays=known)
     args = _check_args(report, args)
-    known = frozenset(p for p, a in zip(report.params, args, strict=False)
-                      if isinstance(a, np.ndarray))
-    if known and not report.refusals:  # element stores into array arguments copy values
-        report = analyze(fn, arrays=known)
     if isinstance(targets, str) or not targets:
         raise InvalidInputError(f"offload.search: targets must be among {describe_names()}; "
                                 f"got {targets!r}.")
