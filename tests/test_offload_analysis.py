@@ -148,3 +148,42 @@ def _user_scalar_named_d(x, d):
 
 def test_user_names_do_not_collide_with_internal_atoms():
     assert offload.analyze(_user_scalar_named_d).loops[0].verdict == "sequential"
+
+
+# -- names bound to non-negative expressions of sizes (report._size_names) ----------------------
+def _second_half(x, out):
+    n = x.shape[0]
+    h = n // 2
+    for i in range(h, n):
+        out[i] = 2.0 * x[i]
+
+
+def _chained_sizes(x, out):
+    n = len(x)
+    q = (n + 1) // 2
+    r = min(q * 2, n)
+    for i in range(q, r):
+        out[i] = x[i] - x[i - q]
+
+
+def _may_be_minus_one(x, out):
+    n = x.shape[0]
+    h = n // 2 - 1  # -1 when n < 2: out[-1] is out[n - 1], written twice
+    for i in range(h, n):
+        out[i] = 2.0 * x[i]
+
+
+def _rebound(x, out, k):
+    n = x.shape[0]
+    h = n // 2
+    if k:
+        h = k  # a caller's value: may be negative
+    for i in range(h, n):
+        out[i] = 2.0 * x[i]
+
+
+@pytest.mark.parametrize("fn, verdict", [(_second_half, "parallel"), (_chained_sizes, "parallel"),
+                                         (_may_be_minus_one, "sequential"),
+                                         (_rebound, "sequential")])
+def test_sizes_divided_or_combined_stay_non_negative(fn, verdict):
+    assert offload.analyze(fn).loops[0].verdict == verdict

@@ -126,7 +126,8 @@ def test_wrong_candidates_get_zero_fitness(monkeypatch):
     def broken(report, loops=(), **kw):
         v = real(report, loops, **kw)
         if loops:
-            v.source = v.source.replace("x[i] * 2.0", "x[i] * 2.5")
+            assert "] * 2.0" in v.source  # x[i] (or its unsigned subscript) * 2.0
+            v.source = v.source.replace("] * 2.0", "] * 2.5")
         return v
 
     monkeypatch.setattr(searching, "transform", broken)

@@ -346,7 +346,9 @@ def _literal_kind(v: ast.expr) -> str | None:
 
 def _size_names(tree: ast.FunctionDef) -> frozenset[str]:
     """Names every assignment of which is a size (``A.shape[0]``, ``len(x)``, ``A.size``, an
-    element of ``n, m = A.shape``): never negative."""
+    element of ``n, m = A.shape``) or a non-negative expression of sizes and non-negative
+    int constants (``h = n // 2``, ``m = (n + 1) // 2``, ``t = n * k``, ``min``/``max``/
+    ``abs`` of them): never negative."""
     def size(node: ast.AST) -> bool:
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
             return node.value.attr == "shape"
@@ -355,19 +357,46 @@ def _size_names(tree: ast.FunctionDef) -> frozenset[str]:
         return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
             and node.func.id == "len"
 
-    ok: dict[str, bool] = {}
+    def nonneg(node: ast.AST, known: set[str]) -> bool:
+        if size(node):
+            return True
+        if isinstance(node, ast.Constant):
+            return type(node.value) is int and node.value >= 0
+        if isinstance(node, ast.Name):
+            return node.id in known
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mult,
+                                                                  ast.FloorDiv)):
+            return nonneg(node.left, known) and nonneg(node.right, known)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args \
+                and not node.keywords:
+            if node.func.id == "min":
+                return all(nonneg(a, known) for a in node.args)
+            if node.func.id == "max":
+                return any(nonneg(a, known) for a in node.args)
+        return False
+
+    binds: dict[str, list[ast.AST | None]] = {}  # None: a binding that is no plain value
     for n in ast.walk(tree):
         targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
-            n, (ast.AugAssign, ast.AnnAssign, ast.For)) else []
+            n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)) else []
         for t in targets:
             for name in (x for x in ast.walk(t) if isinstance(x, ast.Name)):
-                good = isinstance(n, ast.Assign) and (
-                    (t is name and size(n.value))
-                    or (isinstance(t, ast.Tuple) and name in t.elts  # n, m = A.shape
-                        and isinstance(n.value, ast.Attribute) and n.value.attr == "shape"))
-                ok[name.id] = ok.get(name.id, True) and good
-    params = {a.arg for a in (*tree.args.posonlyargs, *tree.args.args)}
-    return frozenset(k for k, v in ok.items() if v and k not in params)
+                if isinstance(n, ast.Assign) and t is name:
+                    binds.setdefault(name.id, []).append(n.value)
+                elif isinstance(n, ast.Assign) and isinstance(t, ast.Tuple) \
+                        and name in t.elts and isinstance(n.value, ast.Attribute) \
+                        and n.value.attr == "shape":  # n, m = A.shape
+                    binds.setdefault(name.id, []).append(ast.Attribute(n.value, "size"))
+                else:
+                    binds.setdefault(name.id, []).append(None)
+    params = {a.arg for a in (*tree.args.posonlyargs, *tree.args.args, *tree.args.kwonlyargs)}
+    known: set[str] = set()
+    while True:  # each round may prove names bound from names proved before
+        more = {k for k, vs in binds.items() if k not in known and k not in params
+                and all(v is not None and nonneg(v, known) for v in vs)}
+        if not more:
+            return frozenset(known)
+        known |= more
 
 
 def _descendants(loop: Loop, loops: list[Loop]) -> list[int]:

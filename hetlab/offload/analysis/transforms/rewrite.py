@@ -27,7 +27,7 @@ from .plan import Interchange, Transforms
 from .privatize import Privatization
 from .statements import container, splice
 from .tiling import _ID, apply_tiling
-from .unsigned import unsigned_indices
+from .unsigned import unsigned_indices, unsigned_subscripts
 
 if TYPE_CHECKING:
     from ..aliases import AliasInfo
@@ -373,4 +373,5 @@ def apply_transforms(func: ast.FunctionDef, xf: Transforms, aliases: AliasInfo, 
             if line is not None:
                 notes.append(line)
         notes += unsigned_indices(func)
+        notes += unsigned_subscripts(func)
     return notes

@@ -29,7 +29,7 @@ import ast
 
 from .tiling import _ID
 
-__all__ = ["unsigned_indices"]
+__all__ = ["unsigned_indices", "unsigned_subscripts"]
 
 _U64 = "_hl_u64"
 
@@ -168,4 +168,89 @@ def unsigned_indices(func: ast.FunctionDef) -> list[str]:
         key = getattr(node.iter, _ID, None)
         notes.append(f"{key + ' ' if key else ''}({var}): unsigned index (start {lo_s} ≥ 0; "
                      "no wrap-around test, so the loop vectorizes)")
+    return notes
+
+
+def _offset(e: ast.expr, var: str) -> int | None:
+    """``c`` when ``e`` is ``var``, ``var + c``, ``c + var`` or ``var - c`` (``c`` an int
+    constant); otherwise None."""
+    if isinstance(e, ast.Name) and e.id == var:
+        return 0
+    if not isinstance(e, ast.BinOp) or not isinstance(e.op, (ast.Add, ast.Sub)):
+        return None
+    left, right = e.left, e.right
+    def const(x: ast.expr) -> int | None:
+        ok = isinstance(x, ast.Constant) and isinstance(x.value, int) \
+            and not isinstance(x.value, bool)
+        return x.value if ok else None  # type: ignore[union-attr]
+    if isinstance(left, ast.Name) and left.id == var and const(right) is not None:
+        return const(right) if isinstance(e.op, ast.Add) else -const(right)  # type: ignore
+    if isinstance(e.op, ast.Add) and isinstance(right, ast.Name) and right.id == var \
+            and const(left) is not None:
+        return const(left)
+    return None
+
+
+def unsigned_subscripts(func: ast.FunctionDef) -> list[str]:
+    """Subscripts ``var + c`` of an innermost ``prange`` loop cast to ``uint64`` where they are
+    provably non-negative; rewritten in place, one line per loop changed.
+
+    Inside numba's parallel region the loop's bounds come from the scheduler, so LLVM cannot
+    prove ``var ≥ start`` and every ``a[var - 1]`` keeps its wrap-around test, which stops
+    vectorization (the serial ``njit`` proves the bound itself; the A/B is
+    ``benchmarks/offload_unsigned_ab.py``). A component ``var + c`` (``c`` an int constant,
+    ``var - c`` as ``c < 0``) becomes
+    ``_hl_u64(var + c)`` when the loop's start ``lo`` satisfies ``lo + c ≥ 0``: ``lo`` a
+    constant, or provably non-negative (as for :func:`unsigned_indices`) with ``c ≥ 0``. The
+    index's value is unchanged (it is never negative), the loop variable keeps its type, and
+    only loops of step 1 that assign nothing to ``var`` are touched."""
+    shapes = _shape_names(func)
+    stored: dict[str, int] = {}  # enclosing indices must be bound once to be trusted
+    for n in ast.walk(func):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            stored[n.id] = stored.get(n.id, 0) + 1
+    notes = []
+    for node, outer in list(_fors(func.body)):
+        args = _range_args(node, ("prange",))
+        if args is None or (len(args) == 3 and not (isinstance(args[2], ast.Constant)
+                                                     and args[2].value == 1)):
+            continue
+        if any(isinstance(n, (ast.For, ast.While)) for s in node.body for n in ast.walk(s)):
+            continue
+        var = node.target.id  # type: ignore[attr-defined]
+        if any(isinstance(n, ast.Name) and n.id == var and isinstance(n.ctx, ast.Store)
+               for s in node.body for n in ast.walk(s)):
+            continue
+        known = set(shapes)
+        for o in outer:
+            oargs = _range_args(o, ("range", "prange"))
+            name = getattr(o.target, "id", None)
+            if oargs is not None and name is not None and stored.get(name, 0) == 1 and (
+                    len(oargs) == 1 or _nonneg(oargs[0], known)):
+                known.add(name)
+        lo = args[0] if len(args) > 1 else ast.Constant(0)
+        if isinstance(lo, ast.Constant) and isinstance(lo.value, int) and lo.value >= 0:
+            low: int | None = lo.value
+        else:
+            low = 0 if _nonneg(lo, known) else None
+        if low is None:
+            continue
+        count = 0
+        for sub in [n for s in node.body for n in ast.walk(s) if isinstance(n, ast.Subscript)]:
+            tup = isinstance(sub.slice, ast.Tuple)
+            parts = list(sub.slice.elts) if tup else [sub.slice]  # type: ignore[attr-defined]
+            changed = False
+            for k, e in enumerate(parts):
+                off = _offset(e, var)
+                if off is not None and low + off >= 0:
+                    parts[k] = ast.Call(ast.Name(_U64, ast.Load()), [e], [])
+                    changed = True
+                    count += 1
+            if changed:
+                sub.slice = ast.Tuple(parts, ast.Load()) if tup else parts[0]
+        if count:
+            key = getattr(node.iter, _ID, None)
+            notes.append(f"{key + ' ' if key else ''}({var}): {count} subscripts of {var} as "
+                         f"unsigned (start {ast.unparse(lo)}; no wrap-around test in the "
+                         "parallel loop, so it vectorizes)")
     return notes
