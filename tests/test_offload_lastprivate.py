@@ -102,9 +102,56 @@ def last_and_dependence(x):
     return last
 
 
+def index_after(x, out):
+    i = -1
+    for i in range(x.shape[0]):
+        out[i] = x[i] * 2.0
+    return i  # the loop's own index: n - 1 (or -1 when x is empty)
+
+
+def inner_index_after(A, out):
+    n, m = A.shape
+    j = -1
+    for i in range(n):
+        for j in range(m):
+            out[i, j] = A[i, j] * 2.0
+    return j  # the inner loop's index from the last row whose inner loop ran
+
+
+# -- must stay sequential ---------------------------------------------------------------------
+def inner_index_after_outer(A, out):
+    n = A.shape[0]
+    j = -1
+    for i in range(n):
+        for j in range(i):
+            out[i, j] = A[i, j] * 2.0
+    return j
+
+
 POSITIVE = {last_value: "L1", last_two_and_sum: "L1", reversed_stepped: "L1",
-            inner_loop_last: "L2", if_else_both_assign: "L1"}
+            inner_loop_last: "L2", if_else_both_assign: "L1", index_after: "L1",
+            inner_index_after: "L2"}
 NEGATIVE = [last_hit, skip_then_assign, carried_and_read_after, last_and_dependence]
+
+
+@pytest.mark.parametrize("fn, outer", [(inner_index_after, "L1"),
+                                       (inner_index_after_outer, "L1")])
+def test_an_inner_index_read_after_the_outer_loop_keeps_it_sequential(fn, outer):
+    rep = offload.analyze(fn, arrays={"A", "out"})
+    assert rep.loop(outer).verdict == "sequential"
+    assert outer not in rep.transforms.lastprivate
+    assert any("of an inner loop is read after the loop" in r for r in rep.loop(outer).reasons)
+
+
+def test_the_index_read_after_a_parallel_loop_is_the_last_one():
+    # numba's prange leaves any iteration's index (or none) in ``i`` after the loop: before
+    # this check the variant returned 1 instead of 2 for n = 3, nondeterministically
+    rep = offload.analyze(index_after, arrays={"x", "out"})
+    assert rep.loop("L1").verdict == "sequential"
+    assert rep.transforms.lastprivate == {"L1": ["i"]}
+    variant = offload.transform(index_after, ["L1"]).compile()
+    for n in (0, 1, 3, 100):
+        assert variant(np.ones(n), np.zeros(n)) == index_after(np.ones(n), np.zeros(n))
 
 
 @pytest.mark.parametrize("fn", list(POSITIVE))
@@ -125,7 +172,7 @@ def test_no_lastprivate_without_an_assignment_on_every_path(fn):
 
 
 def _args(fn, n, rng):
-    if fn is inner_loop_last:
+    if fn in (inner_loop_last, inner_index_after):
         return (rng.random((n, n + 2)), np.zeros((n, n + 2)))
     if fn is last_hit:
         return (rng.random(n),)

@@ -86,7 +86,9 @@ def test_search_plan_gives_the_plain_result(name):
         pytest.skip("no loops")
     plan = offload.search(fn, make(np.random.default_rng(0)), **QUICK)
     for lp_id in oc.NOT_PARALLEL.get(name, ()):
-        assert lp_id not in plan.loops
+        # a sequential loop runs in parallel only through a privatization (``out[idx[i]] +=
+        # w[i]``: one copy of ``out`` per chunk, summed), when the search measured it faster
+        assert lp_id not in plan.loops or lp_id in plan.report.transforms.privatizable()
     _agrees(fn, plan.compile(), make)
     if plan.fallback:  # left alone: runs the original, and says why
         assert not plan.loops

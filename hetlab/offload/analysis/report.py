@@ -256,6 +256,18 @@ def _analyze_loop(loop: Loop, loops: list[Loop], tree: LoopTree,
         return rep
     reasons: list[str] = []
     private = set(inner_vars)
+    # a loop variable read after the loop holds the last iteration's value in Python; in a
+    # parallel loop (numba's prange) it would hold any iteration's, or none's
+    for v in sorted({loop.var} | inner_vars):
+        if live_after(loop.path, v):
+            if v == loop.var:
+                reasons.append(f"loop variable {v} is read after the loop (its last value "
+                               "would be needed)")
+                if not exits_iteration(body):
+                    rep.lastprivate.append(v)
+            else:
+                reasons.append(f"loop variable {v} of an inner loop is read after the loop "
+                               "(its value comes from the last iteration whose inner loop ran)")
     for s in rep.scalars_written:
         if s not in exposed:
             if live_after(loop.path, s):

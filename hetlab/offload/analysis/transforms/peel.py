@@ -44,7 +44,8 @@ class _Rename(ast.NodeTransformer):
 
 def peel(node: ast.For, names: list[str], tag: str) -> list[ast.stmt]:
     """``node`` (``for v in range(...)``, constant nonzero step) as the parallel loop over all
-    but the last iteration, ``names`` renamed in it, then the last iteration as written."""
+    but the last iteration, ``names`` renamed in it (``v`` too when it is one of them: the
+    index read after the loop), then the last iteration as written."""
     assert isinstance(node.iter, ast.Call) and isinstance(node.target, ast.Name)
     args = [ast.unparse(a) for a in node.iter.args]
     lower, upper, step = ("0", args[0], "1") if len(args) == 1 else (
@@ -54,7 +55,8 @@ def peel(node: ast.For, names: list[str], tag: str) -> list[ast.stmt]:
     head = ast.parse(f"{lo} = {lower}\n{st} = {step}\n"
                      f"{trip} = len(range({lo}, {upper}, {st}))").body
     renamed = _Rename({n: f"_hl_{n}_{tag}" for n in names})
-    par = ast.parse(f"for {k} in prange({trip} - 1):\n    {var} = {lo} + {k} * {st}\n").body[0]
+    pvar = f"_hl_{var}_{tag}" if var in names else var  # the loop's own index, read after it
+    par = ast.parse(f"for {k} in prange({trip} - 1):\n    {pvar} = {lo} + {k} * {st}\n").body[0]
     last = ast.parse(f"for {k} in range(max({trip} - 1, 0), {trip}):\n"
                      f"    {var} = {lo} + {k} * {st}\n").body[0]
     assert isinstance(par, ast.For) and isinstance(last, ast.For)
