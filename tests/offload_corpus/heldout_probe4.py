@@ -32,6 +32,9 @@ from .heldout_probe3 import Probe3
 
 _ACC_OUT = ("acc is an argument: its last (r, q)'s sums are visible after the call, so one "
             "copy per iteration would need a copy-out of the last one")
+_ELEMENT_OUTSIDE = ("a local bound to A[j, j] / A[i, k] outside the loop may be a row view "
+                    "(nothing gives A's ndim): its use, or its -= accumulation, may touch what "
+                    "the loop writes")
 _EREDUCE = "an array element updated over the loop (C[i, j] += …) is no scalar reduction"
 
 
@@ -645,9 +648,10 @@ PROBES: dict[str, Probe4] = {
                             serial=("L1", "L2", "L3"), key=keys.seidel2d_nine,
                             sizes=(1, 2, 3, 7), moderate=400),
     "cholesky_left": Probe4(cholesky_left, _spd, serial=("L1",), parallel=("L3",),
-                            reduction=("L2", "L4"), key=keys.cholesky_left, sizes=(1, 2, 7)),
-    "lu_kij": Probe4(lu_kij, _lu, serial=("L1",), parallel=("L2", "L3", "L4"),
-                     key=keys.lu_kij, sizes=(1, 2, 7)),
+                            limits={"L2": _ELEMENT_OUTSIDE, "L4": _ELEMENT_OUTSIDE},
+                            key=keys.cholesky_left, sizes=(1, 2, 7)),
+    "lu_kij": Probe4(lu_kij, _lu, serial=("L1",), parallel=("L2", "L3"),
+                     limits={"L4": _ELEMENT_OUTSIDE}, key=keys.lu_kij, sizes=(1, 2, 7)),
     "trisolv_columns": Probe4(trisolv_columns,
                               lambda g, n: (np.tril(g.random((n, n))) + n * np.eye(n),
                                             g.random(n), np.zeros(n)),

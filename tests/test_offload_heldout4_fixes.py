@@ -1,0 +1,147 @@
+"""Fixes found by the fourth held-out probe (tests/offload_corpus/heldout_probe4.py), each with
+positive and negative cases."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from hetlab import offload
+
+
+# -- a subscript that may be negative does not hide another dimension's proof ---------------------
+def _row_of_label(c, x, out):
+    for t in range(x.shape[0]):
+        out[c, t] += x[t]
+
+
+def _label_rows(points, labels, centers):
+    for i in range(points.shape[0]):
+        c = labels[i]
+        for t in range(points.shape[1]):
+            centers[c, t] += points[i, t]
+
+
+def _one_cell(c, x, out):  # every t writes out[c]: no dimension proves anything
+    for t in range(x.shape[0]):
+        out[c] = x[t]
+
+
+def _shifted_in_row(c, x, out):  # out[c, t - 1]: t - 1 = -1 wraps onto out[c, n - 1]
+    for t in range(x.shape[0]):
+        out[c, t - 1] = x[t] + out[c, t]
+
+
+def _scan_in_row(c, x, out):  # a true dependence along the proving dimension
+    for t in range(1, x.shape[0]):
+        out[c, t] = out[c, t - 1] + x[t]
+
+
+def _both_unknown(c, d, x, out):
+    for t in range(x.shape[0]):
+        out[c, d] += x[t]
+
+
+@pytest.mark.parametrize("fn", [_row_of_label, _label_rows])
+def test_an_unknown_row_with_a_proving_column_is_parallel(fn):
+    lp = offload.analyze(fn).loops[-1]
+    assert lp.verdict == "parallel", lp.why
+
+
+@pytest.mark.parametrize("fn", [_one_cell, _shifted_in_row, _scan_in_row, _both_unknown])
+def test_no_proving_dimension_stays_sequential(fn):
+    lp = offload.analyze(fn).loops[0]
+    assert lp.verdict == "sequential" and "dependence" in lp.why, lp.why
+
+
+def test_a_negative_row_gives_the_plain_result():
+    """c = -1 wraps to the last row in Python and in the parallel variant alike."""
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(0)
+    x, out = rng.random(50), rng.random((3, 50))
+    want = out.copy()
+    _row_of_label(-1, x, want)
+    report = offload.analyze(_row_of_label)
+    fast = offload.transform(report, ["L1"]).compile()
+    fast(-1, x, out)
+    np.testing.assert_allclose(out, want)
+    # the shifted write wraps onto the row's end: run backwards it would differ
+    a, b = rng.random((3, 50)), None
+    b = a.copy()
+    _shifted_in_row(1, x, a)
+    for t in reversed(range(x.shape[0])):
+        b[1, t - 1] = x[t] + b[1, t]
+    assert not np.allclose(a, b)
+
+
+# -- a mirrored Gram nest scaled by a pure call of invariant numbers -----------------------------
+def _cov_float(X, cov):
+    n, m = X.shape
+    for a in range(m):
+        for b in range(a, m):
+            s = 0.0
+            for i in range(n):
+                s += X[i, a] * X[i, b]
+            s /= float(n - 1)
+            cov[a, b] = s
+            cov[b, a] = s
+
+
+def _cov_sqrt(X, cov):
+    n, m = X.shape
+    for a in range(m):
+        for b in range(a, m):
+            s = 0.0
+            for i in range(n):
+                s += X[i, a] * X[i, b]
+            s = s / math.sqrt(n)
+            cov[a, b] = s
+            cov[b, a] = s
+
+
+def _weight(n):
+    return n - 1.0
+
+
+def _cov_helper(X, cov):  # a helper call: not one of the plain numeric functions
+    n, m = X.shape
+    for a in range(m):
+        for b in range(a, m):
+            s = 0.0
+            for i in range(n):
+                s += X[i, a] * X[i, b]
+            s /= _weight(n)
+            cov[a, b] = s
+            cov[b, a] = s
+
+
+def _cov_element(X, w, cov):  # the scale reads an array element
+    n, m = X.shape
+    for a in range(m):
+        for b in range(a, m):
+            s = 0.0
+            for i in range(n):
+                s += X[i, a] * X[i, b]
+            s /= w[0]
+            cov[a, b] = s
+            cov[b, a] = s
+
+
+@pytest.mark.parametrize("fn", [_cov_float, _cov_sqrt])
+def test_a_gram_nest_scaled_by_a_pure_call_is_one_product(fn):
+    pytest.importorskip("numba")
+    report = offload.analyze(fn)
+    assert [b.pattern for b in report.blocks] == ["gram (mirrored)"]
+    rng = np.random.default_rng(3)
+    X = rng.random((9, 5))
+    want, got = np.zeros((5, 5)), np.zeros((5, 5))
+    fn(X, want)
+    offload.transform(report, blocks=(report.blocks[0].id,)).compile()(X, got)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn", [_cov_helper, _cov_element])
+def test_a_gram_nest_scaled_by_other_calls_or_elements_is_not(fn):
+    assert "gram (mirrored)" not in [b.pattern for b in offload.analyze(fn).blocks]
