@@ -145,3 +145,106 @@ def test_a_gram_nest_scaled_by_a_pure_call_is_one_product(fn):
 @pytest.mark.parametrize("fn", [_cov_helper, _cov_element])
 def test_a_gram_nest_scaled_by_other_calls_or_elements_is_not(fn):
     assert "gram (mirrored)" not in [b.pattern for b in offload.analyze(fn).blocks]
+
+
+# -- the reference symm: rows scattered into the rows above, as one symmetric product ----------
+def _symm_ref(alpha, beta, C, A, B):
+    m, n = C.shape
+    for i in range(m):
+        for j in range(n):
+            temp2 = 0.0
+            for k in range(i):
+                C[k, j] += alpha * B[i, j] * A[i, k]
+                temp2 += B[k, j] * A[i, k]
+            C[i, j] = beta * C[i, j] + alpha * B[i, j] * A[i, i] + alpha * temp2
+
+
+def _symm_respelled(alpha, beta, C, A, B):  # other orders of statements, factors and terms
+    for i in range(0, C.shape[0]):
+        for j in range(0, C.shape[1]):
+            acc = 0.0
+            for k in range(0, i):
+                acc = acc + A[i, k] * B[k, j]
+                C[k, j] = C[k, j] + A[i, k] * alpha * B[i, j]
+            C[i, j] = alpha * acc + C[i, j] * beta + A[i, i] * B[i, j] * alpha
+
+
+def _symm_unscaled(C, A, B):
+    m, n = C.shape
+    for i in range(m):
+        for j in range(n):
+            t = 0.0
+            for k in range(i):
+                C[k, j] += B[i, j] * A[i, k]
+                t += B[k, j] * A[i, k]
+            C[i, j] = C[i, j] + B[i, j] * A[i, i] + t
+
+
+def _symm_two_alphas(alpha, beta, C, A, B):  # the diagonal scaled differently: not S @ B
+    m, n = C.shape
+    for i in range(m):
+        for j in range(n):
+            temp2 = 0.0
+            for k in range(i):
+                C[k, j] += alpha * B[i, j] * A[i, k]
+                temp2 += B[k, j] * A[i, k]
+            C[i, j] = beta * C[i, j] + beta * B[i, j] * A[i, i] + alpha * temp2
+
+
+def _symm_inclusive(alpha, beta, C, A, B):  # k up to i: the diagonal counted twice
+    m, n = C.shape
+    for i in range(m):
+        for j in range(n):
+            temp2 = 0.0
+            for k in range(i + 1):
+                C[k, j] += alpha * B[i, j] * A[i, k]
+                temp2 += B[k, j] * A[i, k]
+            C[i, j] = beta * C[i, j] + alpha * B[i, j] * A[i, i] + alpha * temp2
+
+
+def _symm_live(alpha, beta, C, A, B):  # temp2 read after the nest
+    m, n = C.shape
+    temp2 = 0.0
+    for i in range(m):
+        for j in range(n):
+            temp2 = 0.0
+            for k in range(i):
+                C[k, j] += alpha * B[i, j] * A[i, k]
+                temp2 += B[k, j] * A[i, k]
+            C[i, j] = beta * C[i, j] + alpha * B[i, j] * A[i, i] + alpha * temp2
+    return temp2
+
+
+def _symm_args(fn, g, m, n):
+    scalars = () if fn is _symm_unscaled else (1.5, 1.2)
+    return (*scalars, g.random((m, n)), g.random((m, m)), g.random((m, n)))
+
+
+@pytest.mark.parametrize("fn", [_symm_ref, _symm_respelled, _symm_unscaled])
+def test_the_reference_symm_is_one_symmetric_product(fn):
+    pytest.importorskip("numba")
+    report = offload.analyze(fn)
+    assert [b.pattern for b in report.blocks] == ["symm (scattered rows)"]
+    fast = offload.transform(report, blocks=("B1",)).compile()
+    for m, n in ((0, 3), (1, 1), (2, 5), (7, 4)):
+        want = _symm_args(fn, np.random.default_rng(m), m, n)
+        got = _symm_args(fn, np.random.default_rng(m), m, n)
+        fn(*want)
+        fast(*got)
+        np.testing.assert_allclose(got[-3], want[-3], rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn", [_symm_two_alphas, _symm_inclusive, _symm_live])
+def test_other_scattered_nests_are_not_symm(fn):
+    assert "symm (scattered rows)" not in [b.pattern for b in offload.analyze(fn).blocks]
+
+
+def test_symm_refused_when_c_may_alias_an_operand():
+    import ast
+    import inspect
+
+    from hetlab.offload.analysis.symm import match_symm
+
+    tree = ast.parse(inspect.getsource(_symm_ref)).body[0].body[1]
+    assert match_symm(tree) is not None
+    assert match_symm(tree, may_alias=lambda x, y: {x, y} == {"C", "B"}) is None

@@ -43,6 +43,7 @@ from .contraction import normalize
 from .gram import match_gram
 from .legality import legal
 from .scalars import live_after
+from .symm import match_symm
 from .triangular import match_triangular
 
 __all__ = ["Block", "find_blocks"]
@@ -94,7 +95,8 @@ def match_nest(root: ast.For, may_alias: Callable[[str, str], bool] | None = Non
     if nest is None:
         return match_triangular(root, may_alias, live, numba) \
             or match_argmin(root, may_alias, live, numba) \
-            or match_gram(root, may_alias, live, numba)
+            or match_gram(root, may_alias, live, numba) \
+            or match_symm(root, may_alias, live, numba)
     if legal(nest, may_alias) is not None:
         return None
     if live is not None:
