@@ -248,3 +248,43 @@ def test_symm_refused_when_c_may_alias_an_operand():
     tree = ast.parse(inspect.getsource(_symm_ref)).body[0].body[1]
     assert match_symm(tree) is not None
     assert match_symm(tree, may_alias=lambda x, y: {x, y} == {"C", "B"}) is None
+
+
+# -- a mirrored Gram nest accumulated in the output array, then scaled there -------------------
+def _cov_in_place(float_n, data, cov):
+    m, n = data.shape[1], data.shape[0]
+    for i in range(m):
+        for j in range(i, m):
+            cov[i, j] = 0.0
+            for k in range(n):
+                cov[i, j] += data[k, i] * data[k, j]
+            cov[i, j] /= (float_n - 1.0)
+            cov[j, i] = cov[i, j]
+
+
+def _cov_in_place_by_element(float_n, data, cov):  # the scale reads the output
+    m, n = data.shape[1], data.shape[0]
+    for i in range(m):
+        for j in range(i, m):
+            cov[i, j] = 0.0
+            for k in range(n):
+                cov[i, j] += data[k, i] * data[k, j]
+            cov[i, j] /= cov[0, 0] + float_n
+            cov[j, i] = cov[i, j]
+
+
+def test_a_gram_nest_scaled_in_its_output_is_one_product():
+    pytest.importorskip("numba")
+    report = offload.analyze(_cov_in_place)
+    assert [b.pattern for b in report.blocks] == ["gram (mirrored)"]
+    fast = offload.transform(report, blocks=("B1",)).compile()
+    for n, m in ((1, 1), (4, 3), (9, 6)):
+        data = np.random.default_rng(n).random((n, m))
+        want, got = np.full((m, m), 7.0), np.full((m, m), 7.0)
+        _cov_in_place(float(n) + 0.5, data, want)
+        fast(float(n) + 0.5, data, got)
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_a_gram_nest_scaled_by_its_own_output_is_not():
+    assert not offload.analyze(_cov_in_place_by_element).blocks

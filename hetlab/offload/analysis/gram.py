@@ -10,7 +10,8 @@ The nest (the shape a covariance or a correlation matrix is written in)::
             for i in range(i0, n):
                 c += X[i, a] * Y[i, b]     # or C[a, b] += …, or c = c + …
             [c = c / q]                    # optional: / q, * q, /= q, *= q (q invariant;
-                                           # float(n - 1), math.sqrt(n): pure calls)
+                                           # float(n - 1), math.sqrt(n): pure calls; also
+                                           # C[a, b] /= q on an array accumulator)
             C[a, b] = c
             C[b, a] = c                    # or C[b, a] = C[a, b]
 
@@ -213,10 +214,8 @@ def _match(root: ast.For, may_alias: Callable[[str, str], bool] | None,
         raise _No("operands")
     rest = st[2:]
     scale = ""
-    if len(rest) == 3:  # c = c / q, c = c * q, c /= q, c *= q
-        s = rest.pop(0)
-        if isinstance(acc, ast.Subscript):
-            raise _No("scale of an array accumulator")
+    if len(rest) == 3 or (isinstance(acc, ast.Subscript) and len(rest) == 2):
+        s = rest.pop(0)  # c = c / q, c = c * q, c /= q, c *= q (c a name or C[a, b])
         if isinstance(s, ast.AugAssign) and ast.unparse(s.target) == acc_text \
                 and isinstance(s.op, (ast.Div, ast.Mult)):
             op, q = s.op, s.value
