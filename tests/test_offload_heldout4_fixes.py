@@ -288,3 +288,17 @@ def test_a_gram_nest_scaled_in_its_output_is_one_product():
 
 def test_a_gram_nest_scaled_by_its_own_output_is_not():
     assert not offload.analyze(_cov_in_place_by_element).blocks
+
+
+def _stepped_rows(C, A, B):  # a stepped range: no symm, and no exception from the matcher
+    for i in range(C.shape[0] - 1, -1, -1):
+        for j in range(C.shape[1]):
+            t = 0.0
+            for k in range(i):
+                C[k, j] += B[i, j] * A[i, k]
+                t += B[k, j] * A[i, k]
+            C[i, j] = C[i, j] + B[i, j] * A[i, i] + t
+
+
+def test_a_stepped_range_is_no_symm_and_no_crash():
+    assert not offload.analyze(_stepped_rows).blocks

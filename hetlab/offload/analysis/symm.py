@@ -53,13 +53,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from .gram import _len, _names, _plain_value, _range
+from .gram import _len, _names, _No, _plain_value, _range
 
 __all__ = ["match_symm"]
-
-
-class _No(Exception):
-    pass
 
 
 def _factors(node: ast.expr) -> list[ast.expr]:
