@@ -302,3 +302,61 @@ def _stepped_rows(C, A, B):  # a stepped range: no symm, and no exception from t
 
 def test_a_stepped_range_is_no_symm_and_no_crash():
     assert not offload.analyze(_stepped_rows).blocks
+
+
+# -- a scratch vector allocated per iteration inside a contraction nest -------------------------
+def _doitgen_fresh(A, W):
+    nr, nq, npp = A.shape
+    for r in range(nr):
+        for q in range(nq):
+            s = np.zeros(npp)
+            for p in range(npp):
+                for t in range(npp):
+                    s[p] += A[r, q, t] * W[t, p]
+            for p in range(npp):
+                A[r, q, p] = s[p]
+
+
+def _doitgen_fresh_read_after(A, W):  # s read after the nest: its last value is needed
+    nr, nq, npp = A.shape
+    s = np.zeros(npp)
+    for r in range(nr):
+        for q in range(nq):
+            s = np.zeros(npp)
+            for p in range(npp):
+                for t in range(npp):
+                    s[p] += A[r, q, t] * W[t, p]
+            for p in range(npp):
+                A[r, q, p] = s[p]
+    return s
+
+
+def _doitgen_fresh_whole(A, W, out):  # s read whole inside the nest
+    nr, nq, npp = A.shape
+    for r in range(nr):
+        for q in range(nq):
+            s = np.zeros(npp)
+            for p in range(npp):
+                for t in range(npp):
+                    s[p] += A[r, q, t] * W[t, p]
+            out[r, q] = np.sum(s)
+
+
+def test_a_fresh_scratch_vector_per_iteration_keeps_the_contraction():
+    pytest.importorskip("numba")
+    report = offload.analyze(_doitgen_fresh)
+    assert [b.pattern for b in report.blocks] == ["contraction"]
+    assert "s = np.zeros(" in report.blocks[0].call
+    fast = offload.transform(report, blocks=("B1",)).compile()
+    for n in (0, 1, 2, 5):
+        g = np.random.default_rng(n)
+        want = (g.random((n, n + 1, n + 2)), g.random((n + 2, n + 2)))
+        got = (want[0].copy(), want[1].copy())
+        _doitgen_fresh(*want)
+        fast(*got)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn", [_doitgen_fresh_read_after, _doitgen_fresh_whole])
+def test_a_scratch_vector_used_otherwise_is_no_block(fn):
+    assert not offload.analyze(fn).blocks
