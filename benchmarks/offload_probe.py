@@ -3,8 +3,8 @@ loops judged parallel, the function blocks found, the plan ``offload.search`` ke
 target), and the plan against the plain function under serial ``numba.njit`` (interleaved
 rounds, ``confirm_times``), with the plan checked against the serial njit at that size.
 
-    PYTHONPATH=. python benchmarks/offload_probe.py [--probe2 | --probe3] [--only a,b]
-                                                    [--budget N] [--scale F]
+    PYTHONPATH=. python benchmarks/offload_probe.py [--probe2 | --probe3 | --probe4]
+                                                    [--only a,b] [--budget N] [--scale F]
 
 ``--probe2``: the second probe (tests/offload_corpus/heldout_probe2.py: the same computations
 written the many ways Python is written), its keyword arguments passed on every call; a probe
@@ -13,8 +13,14 @@ whose arguments alias a written array is searched on copies and run on copies.
 ``--probe3``: the third probe (tests/offload_corpus/heldout_probe3.py: kinds of code the first
 two lack — CSR rows, scatters, periodic stencils, images, escape time, scans, complex data).
 
-Figures from a shared, busy machine are only indicative (no answer key here: the probe has no
-hand-written versions; it measures generality, not tuning).
+``--probe4``: the fourth probe (tests/offload_corpus/heldout_probe4.py: classic dense, stencil,
+data-mining and DP kernels spelled differently from the suite) WITH answer keys: each kernel's
+expert numba version is checked against the serial njit at that size and timed in the same
+interleaved rounds as the serial njit and the plan; the table adds plan/key (the suite's target
+is >= 0.7 where the plan has a parallel loop).
+
+Figures from a shared, busy machine are only indicative (the first three probes have no answer
+key: they measure generality, not tuning).
 """
 
 from __future__ import annotations
@@ -73,11 +79,57 @@ def _row(name: str, probe, budget: int, scale: float) -> dict:
             want = outputs_of(serial_fn(*want_args), want_args)
         ok, _ = verify(outputs_of(plan_fn(*got_args), got_args), want)
     row["ok"] = ok
-    t = confirm_times({"serial": (serial_fn, None), "plan": (plan_fn, None)}, args, 3,
-                      rounds=3)
+    contenders = {"serial": (serial_fn, None), "plan": (plan_fn, None)}
+    key = getattr(probe, "key", None)
+    if key is not None:  # the answer key must give the serial njit's result too
+        key_args = copy_args(args)
+        key_ok, _ = verify(outputs_of(key(*key_args), key_args), want)
+        row["ok"] = ok and key_ok
+        row["key_ok"] = key_ok
+        contenders["key"] = (key, None)
+    t = confirm_times(contenders, args, 3, rounds=5 if key is not None else 3)
     row.update(serial_ms=t["serial"] * 1e3, plan_ms=t["plan"] * 1e3,
                speedup=t["serial"] / t["plan"])
+    if key is not None:
+        row.update(key_ms=t["key"] * 1e3, vs_key=t["key"] / t["plan"])
     return row
+
+
+def _print_keyed(names: list[str], probes: dict, budget: int, scale: float) -> int:
+    """The fourth probe's table: serial njit, plan and answer key per kernel, plan/serial and
+    plan/key (figures are speedups: > 1 means the plan is faster)."""
+    import os
+
+    load = os.getloadavg()
+    print(f"# offload probe 4 (answer keys): budget {budget}, scale {scale}; load average "
+          f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at start, {os.cpu_count()} cores")
+    print("# figures are INDICATIVE: a shared machine (another engineer's jobs run on it); "
+          "medians of interleaved rounds (confirm_times)")
+    head = (f"{'kernel':22s} {'n':>6s} {'parallel':22s} {'blocks':20s} {'plan':18s} "
+            f"{'ok':>3s} {'serial ms':>10s} {'plan ms':>9s} {'key ms':>9s} "
+            f"{'plan/ser':>8s} {'plan/key':>8s} {'search s':>8s}")
+    print(head)
+    print("-" * len(head))
+    wrong = slower = below = 0
+    for name in names:
+        try:
+            r = _row(name, probes[name], budget, scale)
+        except Exception as exc:  # a failure is a result of the probe, printed
+            print(f"{name:22s} FAILED: {type(exc).__name__}: {exc}")
+            wrong += 1
+            continue
+        wrong += not r["ok"]
+        slower += r["speedup"] < 0.95
+        below += r["vs_key"] < 0.7 and r["parallel"] != "-"
+        ok = "yes" if r["ok"] else ("KEY" if not r.get("key_ok", True) else "NO")
+        print(f"{r['kernel']:22s} {r['n']:6d} {r['parallel'][:22]:22s} {r['blocks'][:20]:20s} "
+              f"{r['plan'][:18]:18s} {ok:>3s} {r['serial_ms']:10.2f} {r['plan_ms']:9.2f} "
+              f"{r['key_ms']:9.2f} {r['speedup']:8.2f} {r['vs_key']:8.2f} "
+              f"{r['search_s']:8.1f}", flush=True)
+    print(f"\n{len(names)} kernels: {wrong} wrong or failed, {slower} plans slower than serial "
+          f"njit (< 0.95x), {below} plans with a parallel loop below 0.7x the key; load average "
+          f"{os.getloadavg()[0]:.2f} at the end")
+    return 1 if wrong else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -89,9 +141,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="the second probe (heldout_probe2.py: Python spelling variants)")
     ap.add_argument("--probe3", action="store_true",
                     help="the third probe (heldout_probe3.py: other kinds of computation)")
+    ap.add_argument("--probe4", action="store_true",
+                    help="the fourth probe (heldout_probe4.py) with its answer keys timed")
     a = ap.parse_args(argv)
-    if a.probe2 and a.probe3:
-        ap.error("--probe2 and --probe3 are exclusive")
+    if a.probe2 + a.probe3 + a.probe4 > 1:
+        ap.error("--probe2, --probe3 and --probe4 are exclusive")
+    if a.probe4:
+        from tests.offload_corpus.heldout_probe4 import PROBES
+
+        names = [s for s in a.only.split(",") if s] or list(PROBES)
+        return _print_keyed(names, PROBES, a.budget, a.scale)
     if a.probe3:
         from tests.offload_corpus.heldout_probe3 import PROBES
     elif a.probe2:

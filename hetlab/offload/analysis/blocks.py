@@ -43,7 +43,9 @@ from .contraction import normalize
 from .gram import match_gram
 from .legality import legal
 from .scalars import live_after
+from .symm import match_symm
 from .triangular import match_triangular
+from .zeroed import zeroed_locals
 
 __all__ = ["Block", "find_blocks"]
 
@@ -94,14 +96,34 @@ def match_nest(root: ast.For, may_alias: Callable[[str, str], bool] | None = Non
     if nest is None:
         return match_triangular(root, may_alias, live, numba) \
             or match_argmin(root, may_alias, live, numba) \
-            or match_gram(root, may_alias, live, numba)
+            or match_gram(root, may_alias, live, numba) \
+            or match_symm(root, may_alias, live, numba) \
+            or _with_zeroed(root, may_alias, live, numba, sizes)
     if legal(nest, may_alias) is not None:
-        return None
+        return _with_zeroed(root, may_alias, live, numba, sizes)
     if live is not None:
         private = set(nest.bounds) | set(nest.temps)
         if any(live(v) for v in private):
             return None
-    return emit(nest, numba, sizes)
+    return emit(nest, numba, sizes) or _with_zeroed(root, may_alias, live, numba, sizes)
+
+
+def _with_zeroed(root: ast.For, may_alias: Callable[[str, str], bool] | None,
+                 live: Callable[[str], bool] | None, numba: bool,
+                 sizes: frozenset[str]) -> tuple[str, str] | None:
+    """The nest's block with its per-iteration ``s = np.zeros(n)`` read as a zeroed shared
+    temporary (:mod:`.zeroed`), ``s`` bound once before the block; None when that does not
+    apply or ``s`` may be read after the nest."""
+    got = zeroed_locals(root)
+    if got is None or live is None:
+        return None
+    fresh, prelude, names = got
+    if any(live(s) for s in names):
+        return None
+    found = match_nest(fresh, may_alias, live, numba, sizes)
+    if found is None:
+        return None
+    return found[0], "\n".join([*prelude, found[1]])
 
 
 def find_blocks(loops: list[Loop], aliases: object = None,

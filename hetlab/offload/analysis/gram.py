@@ -9,7 +9,9 @@ The nest (the shape a covariance or a correlation matrix is written in)::
             c = 0.0                        # or C[a, b] = 0.0
             for i in range(i0, n):
                 c += X[i, a] * Y[i, b]     # or C[a, b] += …, or c = c + …
-            [c = c / q]                    # optional: / q, * q, /= q, *= q (q invariant)
+            [c = c / q]                    # optional: / q, * q, /= q, *= q (q invariant;
+                                           # float(n - 1), math.sqrt(n): pure calls; also
+                                           # C[a, b] /= q on an array accumulator)
             C[a, b] = c
             C[b, a] = c                    # or C[b, a] = C[a, b]
 
@@ -79,6 +81,28 @@ def _sub(node: ast.AST, name: str | None = None) -> tuple[str, tuple[str, ...]] 
     if name is not None and node.value.id != name:
         return None
     return node.value.id, tuple(e.id for e in node.slice.elts)  # type: ignore[attr-defined]
+
+
+#: calls a scale may make: pure numeric conversions and functions of numbers
+_PURE_CALLS = frozenset({"float", "int", "abs", "min", "max"})
+_PURE_MODULES = frozenset({"math", "np", "numpy"})
+
+
+def _plain_value(node: ast.AST) -> bool:
+    """Whether ``node`` reads no array element and calls only pure numeric functions
+    (``float(n - 1)``, ``math.sqrt(n)``): its value is the same wherever the nest computes
+    it."""
+    for n_ in ast.walk(node):
+        if isinstance(n_, ast.Subscript):
+            return False
+        if isinstance(n_, ast.Call):
+            f = n_.func
+            pure = (isinstance(f, ast.Name) and f.id in _PURE_CALLS) or (
+                isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
+                and f.value.id in _PURE_MODULES)
+            if not pure or n_.keywords:
+                return False
+    return True
 
 
 def _nonneg_start(start: str) -> bool:
@@ -190,10 +214,8 @@ def _match(root: ast.For, may_alias: Callable[[str, str], bool] | None,
         raise _No("operands")
     rest = st[2:]
     scale = ""
-    if len(rest) == 3:  # c = c / q, c = c * q, c /= q, c *= q
-        s = rest.pop(0)
-        if isinstance(acc, ast.Subscript):
-            raise _No("scale of an array accumulator")
+    if len(rest) == 3 or (isinstance(acc, ast.Subscript) and len(rest) == 2):
+        s = rest.pop(0)  # c = c / q, c = c * q, c /= q, c *= q (c a name or C[a, b])
         if isinstance(s, ast.AugAssign) and ast.unparse(s.target) == acc_text \
                 and isinstance(s.op, (ast.Div, ast.Mult)):
             op, q = s.op, s.value
@@ -204,8 +226,7 @@ def _match(root: ast.For, may_alias: Callable[[str, str], bool] | None,
             op, q = s.value.op, s.value.right
         else:
             raise _No("scale")
-        if any(isinstance(n_, (ast.Subscript, ast.Call)) for n_ in ast.walk(q)) \
-                or _names(q) & {a, b, i, acc_text}:
+        if not _plain_value(q) or _names(q) & {a, b, i, acc_text}:
             raise _No("scale reads")
         scale = f" {'/' if isinstance(op, ast.Div) else '*'} ({ast.unparse(q)})"
     if isinstance(acc, ast.Subscript):  # C[a, b] accumulated, then C[b, a] = C[a, b]
@@ -233,8 +254,7 @@ def _match(root: ast.For, may_alias: Callable[[str, str], bool] | None,
                 and _sub(diag.targets[0], c_name) is not None
                 and _sub(diag.targets[0])[1] == (a, a)):  # type: ignore[index]
             raise _No("diagonal")
-        if any(isinstance(n_, (ast.Subscript, ast.Call)) for n_ in ast.walk(diag.value)) \
-                or _names(diag.value) & {a, b, i}:
+        if not _plain_value(diag.value) or _names(diag.value) & {a, b, i}:
             raise _No("diagonal value")
     arrays = {x[0], y[0]}
     if c_name in arrays or (may_alias is not None and any(may_alias(c_name, v) for v in arrays)):

@@ -298,7 +298,10 @@ def _analyze_loop(loop: Loop, loops: list[Loop], tree: LoopTree,
     rep.dependences = deps
     whole_why = whole_array_reads(body, {a.array for a in accs if a.write},
                                   loop.line - loop.node.lineno + 1)
-    reasons += [str(d) for d in deps] + wrap_why + alias_why + whole_why
+    # a subscript that may be negative proves nothing (it may wrap around), but another
+    # dimension of the same access may still prove two iterations apart (``out[c, t]`` over
+    # ``t``): the wrap is a reason only where the test, blind to it, still finds a dependence
+    reasons += [str(d) for d in deps] + (wrap_why if deps else []) + alias_why + whole_why
     if reasons:
         rep.verdict, rep.reasons = SEQUENTIAL, reasons
     elif rep.reductions:
