@@ -29,17 +29,9 @@ from __future__ import annotations
 import ast
 import copy
 
+from .statements import Rename
+
 __all__ = ["peel"]
-
-
-class _Rename(ast.NodeTransformer):
-    def __init__(self, names: dict[str, str]) -> None:
-        self.names = names
-
-    def visit_Name(self, node: ast.Name) -> ast.Name:
-        if node.id in self.names:
-            return ast.copy_location(ast.Name(self.names[node.id], node.ctx), node)
-        return node
 
 
 def peel(node: ast.For, names: list[str], tag: str) -> list[ast.stmt]:
@@ -54,7 +46,7 @@ def peel(node: ast.For, names: list[str], tag: str) -> list[ast.stmt]:
     var = node.target.id
     head = ast.parse(f"{lo} = {lower}\n{st} = {step}\n"
                      f"{trip} = len(range({lo}, {upper}, {st}))").body
-    renamed = _Rename({n: f"_hl_{n}_{tag}" for n in names})
+    renamed = Rename({n: f"_hl_{n}_{tag}" for n in names})
     pvar = f"_hl_{var}_{tag}" if var in names else var  # the loop's own index, read after it
     par = ast.parse(f"for {k} in prange({trip} - 1):\n    {pvar} = {lo} + {k} * {st}\n").body[0]
     last = ast.parse(f"for {k} in range(max({trip} - 1, 0), {trip}):\n"

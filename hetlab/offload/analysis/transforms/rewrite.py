@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from .peel import peel
 from .plan import Interchange, Transforms
 from .privatize import Privatization
-from .statements import container, splice
+from .statements import Rename, container, splice
 from .tiling import _ID, apply_tiling
 from .unsigned import unsigned_indices, unsigned_subscripts
 
@@ -94,16 +94,6 @@ def _interchange(func: ast.FunctionDef, x: Interchange, nodes: dict[str, ast.For
 
 
 # -- privatization --------------------------------------------------------------------------
-class _Rename(ast.NodeTransformer):
-    def __init__(self, names: dict[str, str]) -> None:
-        self.names = names
-
-    def visit_Name(self, node: ast.Name) -> ast.Name:
-        if node.id in self.names:
-            return ast.copy_location(ast.Name(self.names[node.id], node.ctx), node)
-        return node
-
-
 class _Swap(ast.NodeTransformer):
     """Replaces the element reads with the given ids by a scalar name."""
 
@@ -140,7 +130,7 @@ def _chunked(node: ast.For, privs: list[Privatization]) -> list[ast.stmt]:
                 pre.append(f"for {c} in range({nc}):\n    {buf}[{c}] = {p.array}")
                 after.append(f"if {T} > 0:\n    {p.array}[:] = {buf}[{nc} - 1]")
         bind.append(f"{loc} = {buf}[{c}]")
-    body = [_Rename(names).visit(s) for s in node.body]
+    body = [Rename(names).visit(s) for s in node.body]
     loop = ast.parse(
         f"for {c} in prange({nc}):\n" + "".join(f"    {b}\n" for b in bind)
         + f"    for {k} in range({c} * {T} // {nc}, ({c} + 1) * {T} // {nc}):\n"

@@ -1,10 +1,11 @@
-"""Finding and replacing a statement (by identity) in a function's AST, for the rewrites."""
+"""Finding and replacing a statement (by identity) in a function's AST, and renaming names in
+it, for the rewrites."""
 
 from __future__ import annotations
 
 import ast
 
-__all__ = ["container", "splice"]
+__all__ = ["container", "splice", "Rename"]
 
 
 def container(stmts: list[ast.stmt], node: ast.stmt) -> list[ast.stmt] | None:
@@ -29,3 +30,15 @@ def splice(stmts: list[ast.stmt], node: ast.stmt, new: list[ast.stmt]) -> bool:
     k = next(i for i, s in enumerate(box) if s is node)
     box[k:k + 1] = new
     return True
+
+
+class Rename(ast.NodeTransformer):
+    """Renames the plain names given (``{old: new}``), loads and stores alike."""
+
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        if node.id in self.names:
+            return ast.copy_location(ast.Name(self.names[node.id], node.ctx), node)
+        return node
