@@ -166,6 +166,13 @@ def _chained_sizes(x, out):
         out[i] = x[i] - x[i - q]
 
 
+def _abs_start(x, out, k):
+    n = x.shape[0]
+    s = abs(k)
+    for i in range(s, n):
+        out[i] = 2.0 * x[i]
+
+
 def _may_be_minus_one(x, out):
     n = x.shape[0]
     h = n // 2 - 1  # -1 when n < 2: out[-1] is out[n - 1], written twice
@@ -183,6 +190,7 @@ def _rebound(x, out, k):
 
 
 @pytest.mark.parametrize("fn, verdict", [(_second_half, "parallel"), (_chained_sizes, "parallel"),
+                                         (_abs_start, "parallel"),
                                          (_may_be_minus_one, "sequential"),
                                          (_rebound, "sequential")])
 def test_sizes_divided_or_combined_stay_non_negative(fn, verdict):

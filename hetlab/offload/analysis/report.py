@@ -388,6 +388,7 @@ def _size_names(tree: ast.FunctionDef) -> frozenset[str]:
                 return all(nonneg(a, known) for a in node.args)
             if node.func.id == "max":
                 return any(nonneg(a, known) for a in node.args)
+            return node.func.id == "abs" and len(node.args) == 1
         return False
 
     binds: dict[str, list[ast.AST | None]] = {}  # None: a binding that is no plain value

@@ -75,7 +75,7 @@ class Transforms:
     #: bands that may be tiled (:class:`~.tiling.Tiling`; the tile size is a search gene)
     tilings: list[Any] = field(default_factory=list)
     #: loop id → scalars read after it whose last value the numba target keeps by running
-    #: the loop's last iteration after the parallel others (``targets/peel.py``)
+    #: the loop's last iteration after the parallel others (:mod:`.peel`)
     lastprivate: dict[str, list[str]] = field(default_factory=dict)
 
     def lines(self) -> list[str]:
