@@ -308,10 +308,10 @@ def apply_transforms(func: ast.FunctionDef, xf: Transforms, aliases: AliasInfo, 
     """
     notes: list[str] = []
     nodes = _live(func)
-    chunked = (*chunked, *peeled)  # neither is interchanged, tiled or collapsed
+    rebuilt = (*chunked, *peeled)  # loops rewritten whole: never interchanged, tiled or collapsed
     if fixed:
         for x in xf.interchanges:
-            if set(x.loops) & (set(chunked) | skip):
+            if set(x.loops) & (set(rebuilt) | skip):
                 continue
             if any(x.loops[o] in parallel and p > o for p, o in enumerate(x.order)):
                 notes.append(f"{'/'.join(x.loops)}: interchange left out (it would move a "
@@ -323,7 +323,7 @@ def apply_transforms(func: ast.FunctionDef, xf: Transforms, aliases: AliasInfo, 
         size = (tiles or {}).get(t.loops[0])
         if size is None:
             continue
-        if set(t.loops) & (set(chunked) | skip):
+        if set(t.loops) & (set(rebuilt) | skip):
             notes.append(f"{'/'.join(t.loops)}: tiling left out (a loop of the band runs "
                          "over chunks or is not supported)")
             continue
@@ -332,7 +332,7 @@ def apply_transforms(func: ast.FunctionDef, xf: Transforms, aliases: AliasInfo, 
                      f"{'/'.join(t.loops)}: tiling left out (the band is no longer a perfect "
                      "nest here, or a parallel loop's tile loop would carry a dependence)")
     if fixed:
-        ok = set(collapsible) - set(chunked)
+        ok = set(collapsible) - set(rebuilt)
         for node in list(_fors(func.body)):
             it = node.iter
             if container(func.body, node) is None:
@@ -342,7 +342,7 @@ def apply_transforms(func: ast.FunctionDef, xf: Transforms, aliases: AliasInfo, 
                 line = _collapse(func, node, ok)
                 if line is not None:
                     notes.append(line)
-    for key in chunked:
+    for key in rebuilt:
         node = _live(func).get(key)
         if node is None:
             continue

@@ -130,29 +130,46 @@ def _read_outside(func: ast.FunctionDef, node: ast.For, var: str) -> bool:
                and id(n) not in inside for n in ast.walk(func))
 
 
-def unsigned_indices(func: ast.FunctionDef) -> list[str]:
-    """Rewrite the qualifying innermost ``range`` loops of ``func`` in place (see the module
-    docstring); one line per loop changed, naming its index."""
-    shapes = _shape_names(func)
+def _store_counts(func: ast.FunctionDef) -> dict[str, int]:
+    """How many times each name is bound in ``func`` (an enclosing index is trusted only
+    when its loop is its one binding)."""
     stored: dict[str, int] = {}
     for n in ast.walk(func):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             stored[n.id] = stored.get(n.id, 0) + 1
+    return stored
+
+
+def _innermost(node: ast.For) -> bool:
+    return not any(isinstance(n, (ast.For, ast.While)) for s in node.body for n in ast.walk(s))
+
+
+def _nonneg_indices(outer: tuple[ast.For, ...], shapes: set[str],
+                    stored: dict[str, int]) -> set[str]:
+    """``shapes`` and the indices of the enclosing loops ``outer`` (outermost first) that
+    start at a non-negative value and are never reassigned."""
+    known = set(shapes)
+    for o in outer:
+        oargs = _range_args(o, ("range", "prange"))
+        name = getattr(o.target, "id", None)
+        if oargs is not None and name is not None and stored.get(name, 0) == 1 and (
+                len(oargs) == 1 or _nonneg(oargs[0], known)):
+            known.add(name)
+    return known
+
+
+def unsigned_indices(func: ast.FunctionDef) -> list[str]:
+    """Rewrite the qualifying innermost ``range`` loops of ``func`` in place (see the module
+    docstring); one line per loop changed, naming its index."""
+    shapes, stored = _shape_names(func), _store_counts(func)
     notes = []
     for node, outer in list(_fors(func.body)):
         args = _range_args(node)
         if args is None:
             continue
-        if any(isinstance(n, (ast.For, ast.While)) for s in node.body for n in ast.walk(s)):
+        if not _innermost(node):
             continue
-        known = set(shapes)
-        for o in outer:  # enclosing indices from non-negative starts, never reassigned
-            oargs = _range_args(o, ("range", "prange"))
-            if oargs is None:
-                continue
-            name = o.target.id  # type: ignore[attr-defined]
-            if stored.get(name, 0) == 1 and (len(oargs) == 1 or _nonneg(oargs[0], known)):
-                known.add(name)
+        known = _nonneg_indices(outer, shapes, stored)
         var = node.target.id  # type: ignore[attr-defined]
         lo = args[0] if len(args) > 1 else ast.Constant(0)
         if len(args) == 1 or not _nonneg(lo, known):
@@ -204,30 +221,20 @@ def unsigned_subscripts(func: ast.FunctionDef) -> list[str]:
     constant, or provably non-negative (as for :func:`unsigned_indices`) with ``c ≥ 0``. The
     index's value is unchanged (it is never negative), the loop variable keeps its type, and
     only loops of step 1 that assign nothing to ``var`` are touched."""
-    shapes = _shape_names(func)
-    stored: dict[str, int] = {}  # enclosing indices must be bound once to be trusted
-    for n in ast.walk(func):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            stored[n.id] = stored.get(n.id, 0) + 1
+    shapes, stored = _shape_names(func), _store_counts(func)
     notes = []
     for node, outer in list(_fors(func.body)):
         args = _range_args(node, ("prange",))
         if args is None or (len(args) == 3 and not (isinstance(args[2], ast.Constant)
                                                      and args[2].value == 1)):
             continue
-        if any(isinstance(n, (ast.For, ast.While)) for s in node.body for n in ast.walk(s)):
+        if not _innermost(node):
             continue
         var = node.target.id  # type: ignore[attr-defined]
         if any(isinstance(n, ast.Name) and n.id == var and isinstance(n.ctx, ast.Store)
                for s in node.body for n in ast.walk(s)):
             continue
-        known = set(shapes)
-        for o in outer:
-            oargs = _range_args(o, ("range", "prange"))
-            name = getattr(o.target, "id", None)
-            if oargs is not None and name is not None and stored.get(name, 0) == 1 and (
-                    len(oargs) == 1 or _nonneg(oargs[0], known)):
-                known.add(name)
+        known = _nonneg_indices(outer, shapes, stored)
         lo = args[0] if len(args) > 1 else ast.Constant(0)
         if isinstance(lo, ast.Constant) and isinstance(lo.value, int) and lo.value >= 0:
             low: int | None = lo.value
