@@ -405,18 +405,22 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
         if bar is not None:
             bar.close()
     final = ex or ga
+    fits = _with_twins(final.cache, fitness, genes, getattr(target, "twin_genes", ()),
+                       max(confirm, 1))
+
     def fold(g: tuple[int, ...]) -> tuple[int, ...]:  # the measured, verified same code
         same = cost.canonical(report, genes, g)
         return same if same in measured and measured[same].verified else g
 
-    best, serial_s, auto_s, confirmed = fold(final.best), serial.time_s, auto[1], {}
+    fittest = max(fits, key=lambda g: (fits[g], g == final.best))
+    best, serial_s, auto_s, confirmed = fold(fittest), serial.time_s, auto[1], {}
     if confirm > 0:
         # the fittest distinct codes, those within ``cut`` of the best (clearly slower ones
         # are not timed again)
-        ranked = sorted(final.cache, key=lambda g: final.cache[g], reverse=True)
-        floor = final.fitness / (cost.cut or math.inf)
+        ranked = sorted(fits, key=lambda g: fits[g], reverse=True)
+        floor = fits[fittest] / (cost.cut or math.inf)
         top = list(dict.fromkeys(fold(g) for g in ranked
-                                 if final.cache[g] > 0 and final.cache[g] >= floor))
+                                 if fits[g] > 0 and fits[g] >= floor))
         top = [g for g in top if g != zero][:confirm]
         contenders: dict[Any, tuple[Callable[..., Any], Any]] = {}
         changed = bool(blocks) or base_v is not serial_v
@@ -447,6 +451,23 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
     plan.evaluations_to_best, plan.seconds_to_best = index + 1, seconds
     target.refine(plan, args, expected, repeats=repeats, thread_tolerance=thread_tolerance)
     return plan
+
+
+def _with_twins(cache: dict[tuple[int, ...], float], fitness: Callable[[tuple[int, ...]], float],
+                genes: list[str], twins: tuple[str, ...], most: int,
+                ) -> dict[tuple[int, ...], float]:
+    """The GA's fitness cache plus, for each option gene of ``twins`` among ``genes`` (numba's
+    ``"fp:reassoc"``), the twin with that bit set of each of the ``most`` fittest candidates
+    (measured now when the GA left it out): an option that speeds up any code is tried on the
+    codes the search would keep, whatever the GA's budget reached."""
+    out = dict(cache)
+    for name in (t for t in twins if t in genes):
+        at = genes.index(name)
+        for g in sorted(cache, key=lambda g: cache[g], reverse=True)[:most]:
+            twin = g[:at] + (1,) + g[at + 1:]
+            if twin not in out and cache[g] > 0:
+                out[twin] = fitness(twin)
+    return out
 
 
 def _block_sets(report: Report, most: int = 8) -> list[tuple[str, ...]]:

@@ -140,6 +140,12 @@ class Plan:
                 if bit and ":" not in g]  # fpga genes "L1:u2" are unroll bits
 
     @property
+    def options(self) -> list[str]:
+        """The option genes the plan sets: ``"fp:reassoc"`` (numba's fastmath reassociation),
+        tile sizes ``"L1:t1"``, FPGA unroll bits ``"L1:u2"``."""
+        return [g for g, bit in zip(self.genes, self.best, strict=True) if bit and ":" in g]
+
+    @property
     def modeled(self) -> bool:
         """Whether this plan is the FPGA step's (nests as kernels): its time is modeled."""
         return _stage(self.target) == "nests"
@@ -323,6 +329,8 @@ class Plan:
                 cost += f", {self.among_work_blas1_s * 1e3:.3g} ms with BLAS on 1 thread"
         load = f"\nload: {self.load.describe()}" if self.load is not None else ""
         blk = f", replace function blocks {', '.join(self.blocks)}" if self.blocks else ""
+        if self.options and not self.modeled:
+            blk += f", options {', '.join(self.options)}"
         if self.modeled and self.loops:
             blk += (f" as FPGA kernels; time MODELED (host part measured, kernels by the "
                     f"FPGA timing model for {self.board}), not measured")

@@ -232,7 +232,7 @@ def _inside(report: Report, key: str, chosen: tuple[str, ...]) -> bool:
 def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | None = None,
                  header: str = "", blocks: tuple[str, ...] = (),
                  replace: dict[str, str] | None = None, transforms: bool = False,
-                 tiles: dict[str, int] | None = None) -> str:
+                 tiles: dict[str, int] | None = None, fastmath: bool = False) -> str:
     """Source of the numba variant: ``prange`` on ``chosen``, ``blocks`` replaced by their
     NumPy call, the nests rooted at ``replace``'s loop ids replaced by its statements (the
     FPGA host code), decorated ``@njit``.
@@ -242,7 +242,8 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
     (``report.transforms.lastprivate``) runs its last iteration after the others;
     ``transforms`` also applies the fixed passes
     (interchange for unit stride, scalar replacement); ``tiles`` (band root id → size) tiles
-    those bands. Each change is a comment line of the source
+    those bands; ``fastmath`` compiles it with ``fastmath={'contract', 'reassoc'}`` (the
+    numba target's reassociation gene). Each change is a comment line of the source
     (:mod:`hetlab.offload.analysis.transforms`)."""
     tree = copy.deepcopy(report.source.tree)
     ids = tag_loops(tree, [lp.id for lp in report.loops])
@@ -271,8 +272,13 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
                              peeled=peeled)
     unit_step_pranges(tree)  # numba's prange takes step 1 only
     par = bool(chosen) if parallel is None else parallel
-    tree.decorator_list = [ast.Call(ast.Name("njit", ast.Load()), [],
-                                    [ast.keyword("parallel", ast.Constant(par))])]
+    flags = [ast.keyword("parallel", ast.Constant(par))]
+    if fastmath:
+        flags.append(ast.keyword("fastmath", ast.Set([ast.Constant("contract"),
+                                                      ast.Constant("reassoc")])))
+        notes.append("fastmath contract, reassoc: sums may be reordered (vectorized) and "
+                     "multiply-adds fused; results differ in the last bits")
+    tree.decorator_list = [ast.Call(ast.Name("njit", ast.Load()), [], flags)]
     body = ast.unparse(ast.fix_missing_locations(tree))
     loops = ", ".join(f"{k} ({report.loop(k).var}, line {report.loop(k).line})"
                       for k in chosen) or "none (serial)"

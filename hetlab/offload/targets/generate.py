@@ -25,7 +25,9 @@ def transform(fn: Callable[..., Any] | Report, loops: Iterable[str | int] = (), 
         The function (or its :func:`analyze` report).
     loops : iterable of str or int
         Loop ids (``"L2"``) or indices to run in parallel; each must be parallelizable.
-        Empty: the serial ``njit`` variant.
+        Empty: the serial ``njit`` variant. numba also takes option genes here: tile sizes
+        (``"L1:t1"``) and ``"fp:reassoc"`` (compile with ``fastmath={'contract',
+        'reassoc'}``: sums reordered and vectorized, results differ in the last bits).
     target : {"numba", "cupy", "fpga"} (aliases "cuda", "gpu" for "cupy")
         ``"numba"``: ``njit(parallel=True)`` with ``prange`` on the chosen loops (many-core
         CPU). ``"cupy"`` (the GPU; recorded as ``"cuda"`` in ``variant.target``): a numba.cuda
