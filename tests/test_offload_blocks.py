@@ -330,7 +330,7 @@ def test_search_without_blocks_has_no_trials():
     ex = EXAMPLES["dot"]  # blocks switched off
     plan = offload.search(ex.fn, ex.make_args(), budget=2, progress=False, function_blocks=False,
                           measure=MeasureOptions(repeats=1, confirm=0))
-    assert plan.block_trials == {} and plan.genes == ["L1"]
+    assert plan.block_trials == {} and plan.genes == ["L1", "fp:reassoc"]
 
 
 # -- generated nests: whatever is recognized is replaced exactly ------------------------------

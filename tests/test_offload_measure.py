@@ -22,6 +22,7 @@ from hetlab.offload.searching.ga import GAResult, genetic_search
 from hetlab.offload.searching.load import LoadSample, load_record, read_load
 from hetlab.offload.searching.model import StaticModel
 from hetlab.offload.searching.plan import Plan
+from hetlab.offload.targets import numba as numba_target
 
 numba = pytest.importorskip("numba")
 
@@ -134,6 +135,13 @@ def test_among_work_runs_work_before_each_call_on_fresh_inputs():
 
 # -- (4) pruning with the static model, (5) time to best, (6) slower keeps serial --------
 
+@pytest.fixture
+def loops_only(monkeypatch):
+    """No reassociation gene (``_rows`` sums floats): the fake timings below are given in
+    the order of the loop genes' candidates."""
+    monkeypatch.setattr(numba_target, "reassociable", lambda report, args: False)
+
+
 def _fake_measure(times: list[float]):
     """A ``measure`` that does not run anything: verified, times in call order."""
     calls = iter(times)
@@ -144,7 +152,7 @@ def _fake_measure(times: list[float]):
     return fake
 
 
-def test_pruned_candidates_are_counted_and_never_run(monkeypatch):
+def test_pruned_candidates_are_counted_and_never_run(monkeypatch, loops_only):
     asked: list[tuple[str, ...]] = []
 
     def predictor(loops, serial_s):
@@ -169,7 +177,7 @@ def test_pruned_candidates_are_counted_and_never_run(monkeypatch):
     assert "1 pruned by the static model" in plan.summary()
 
 
-def test_time_to_best_counts_measured_candidates(monkeypatch):
+def test_time_to_best_counts_measured_candidates(monkeypatch, loops_only):
     # serial, auto, then candidates in GA order: the second measured one is the fastest
     monkeypatch.setattr(driver, "_measure", _fake_measure([1.0, 1.0, 0.8, 0.2]))
     plan = offload.search(_rows, (np.ones((6, 5)), np.zeros(6)), progress=False,
@@ -183,7 +191,7 @@ def test_time_to_best_counts_measured_candidates(monkeypatch):
 
 
 @pytest.mark.parametrize("confirm", [0, 2])
-def test_a_plan_slower_than_serial_keeps_serial_with_pruning(monkeypatch, confirm):
+def test_a_plan_slower_than_serial_keeps_serial_with_pruning(monkeypatch, loops_only, confirm):
     def predictor(loops, serial_s):
         return 10.0 * serial_s if loops == ["L2"] else serial_s
 

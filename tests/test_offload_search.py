@@ -95,8 +95,8 @@ def test_search_small_case_ga_vs_exhaustive_and_user_arrays_untouched():
                           measure=MeasureOptions(repeats=2, prune=None))  # every gene runs
     for a, b in zip(args, before, strict=True):
         np.testing.assert_array_equal(a, b)  # the search worked on copies
-    assert plan.genes == ["L1", "L2"]
-    assert plan.exhaustive is not None and len(plan.measurements) == 4
+    assert plan.genes == ["L1", "L2", "fp:reassoc"]
+    assert plan.exhaustive is not None and len(plan.measurements) == 8
     assert plan.ga.fitness == pytest.approx(plan.exhaustive.fitness)  # same cached figures
     assert all(m.verified for m in plan.measurements.values())
     fast = plan.compile()
@@ -212,7 +212,7 @@ def test_search_with_progress_bar(capsys):
     ex = EXAMPLES["dot"]
     plan = offload.search(ex.fn, ex.make_args(), budget=2, progress=True, function_blocks=False,
                           measure=MeasureOptions(repeats=1))
-    assert plan.verified and plan.genes == ["L1"]
+    assert plan.verified and plan.genes == ["L1", "fp:reassoc"]  # a float sum: reassociable
     assert "offload.search(dot" in capsys.readouterr().err  # tqdm writes to stderr
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import types
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -111,7 +112,8 @@ class AliasInfo:
 
 
 class _Pass:
-    def __init__(self, tree: ast.FunctionDef, namespace: dict[str, Any], line0: int) -> None:
+    def __init__(self, tree: ast.FunctionDef, namespace: dict[str, Any], line0: int,
+                 ndims: Mapping[str, int] | None = None) -> None:
         self.tree, self.ns, self.line0 = tree, namespace, line0
         a = tree.args
         self.params = tuple(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs))
@@ -129,7 +131,7 @@ class _Pass:
         self.containers: set[str] = set()  # locals bound to lists, tuples, dicts
         self.view_lines: dict[str, int] = {}
         self.globals_read: set[str] = set()
-        self.scalars = _scalar_names(tree, namespace)
+        self.scalars = _scalar_names(tree, namespace, ndims or {})
         # names read through an array attribute (``a.shape``): arrays, never lists, so an
         # element store ``a[i] = hi`` copies a value and keeps no reference to ``hi``
         self.arrays = {n.value.id for n in ast.walk(tree) if isinstance(n, ast.Attribute)
@@ -440,12 +442,16 @@ def _swap_groups(p: _Pass) -> list[frozenset[str]]:
     return distinct
 
 
-def _scalar_names(tree: ast.FunctionDef, namespace: dict[str, Any]) -> set[str]:
+def _scalar_names(tree: ast.FunctionDef, namespace: dict[str, Any],
+                  ndims: Mapping[str, int]) -> set[str]:
     """Locals that hold a number at every binding: each binding is a numeric literal, a
-    NumPy/math constant (``np.inf``), a ``range`` loop index, another such name, or
-    arithmetic and ``math``/``abs``/``min``/``max``/``int``/``float`` calls of those (the
-    greatest such set). Numbers are copied, never shared: no alias to follow. A name also
-    bound to anything else (an element read, which may be a view of a row) is left out."""
+    NumPy/math constant (``np.inf``), a ``range`` loop index, another such name, arithmetic
+    and ``math``/``abs``/``min``/``max``/``int``/``float`` calls of those, or an element of a
+    numeric array parameter whose number of dimensions is known (``ndims``: ``search`` knows
+    its arguments) indexed by as many such numbers (``s = A[j, j]`` of a 2-D ``A``) — the
+    greatest such set. Numbers are copied, never shared: no alias to follow. A name also bound
+    to anything else (an element read of an array of unknown rank, which may be a view of a
+    row) is left out."""
     a = tree.args
     params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
     binds: dict[str, list[ast.AST | None]] = {}  # None: a binding that is never a number
@@ -496,6 +502,11 @@ def _scalar_names(tree: ast.FunctionDef, namespace: dict[str, Any]) -> set[str]:
             return number(v.left) and number(v.right)
         if isinstance(v, ast.UnaryOp):
             return number(v.operand)
+        if isinstance(v, ast.Subscript) and isinstance(v.value, ast.Name) \
+                and v.value.id in ndims and v.value.id not in binds:
+            idx = v.slice.elts if isinstance(v.slice, ast.Tuple) else [v.slice]
+            return len(idx) == ndims[v.value.id] and all(
+                not isinstance(e, (ast.Slice, ast.Starred)) and number(e) for e in idx)
         if isinstance(v, ast.Call) and not v.keywords:
             f = v.func
             if isinstance(f, ast.Name) and f.id in ("range", "prange"):
@@ -558,11 +569,13 @@ def _written_roots(p: _Pass) -> set[str]:
 _VIEW_METHODS = frozenset({"reshape", "view", "ravel", "transpose", "swapaxes", "squeeze",
                            "diagonal"})
 def alias_info(tree: ast.FunctionDef, namespace: dict[str, Any], line0: int,
-               arrays: frozenset[str] = frozenset()) -> AliasInfo:
+               arrays: frozenset[str] = frozenset(),
+               ndims: Mapping[str, int] | None = None) -> AliasInfo:
     """The :class:`AliasInfo` of a function definition; ``arrays``: parameters known to be
     NumPy arrays (``search`` knows its arguments), whose element stores copy values as for a
-    name read through ``.shape``."""
-    p = _Pass(tree, namespace, line0)
+    name read through ``.shape``; ``ndims``: those of them with numeric elements, and their
+    number of dimensions (a full-rank element read is a number, :func:`_scalar_names`)."""
+    p = _Pass(tree, namespace, line0, ndims)
     p.arrays |= set(arrays) & set(p.params)
     p.run()
     distinct = _swap_groups(p)

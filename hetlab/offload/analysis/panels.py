@@ -79,6 +79,7 @@ from .masked import add_lines, masked_form, row_lines
 from .mirror import mirrored
 from .panel_shape import _R0, _R1, Shape
 from .refs_text import names_in, positions, written_as
+from .rowfuse import fused_row
 from .tensor import Ref, Stmt, TensorNest, Term
 
 __all__ = ["panel_form", "positions", "PANEL", "PANEL_SPLIT", "PANEL_MASKED"]
@@ -358,6 +359,9 @@ def panel_form(rows: TensorNest, row: str, start: str, stop: str, others: set[in
     got = emit(nest, origin=p.origin, verbatim=p.verbatim)
     if got is None:
         return None
+    one = fused_row(stmts, p.bounds, p.origin, p.temps) if numba and mir is None else None
+    if one is not None:  # the row's elementwise statements as one loop (:mod:`.rowfuse`)
+        got = (got[0], one)
     whole = p.paired or not (p.split or p.widened)
     fused = p.split and all(key in p.fused for key in p.splits)
     step = f"max({stop} - {start}, 1)" if whole else str(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import html
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -426,7 +426,7 @@ def _descendants(loop: Loop, loops: list[Loop]) -> list[int]:
 
 
 def analyze(fn: Callable[..., Any] | FunctionSource, *,
-            arrays: Iterable[str] = ()) -> Report:
+            arrays: Iterable[str] | Mapping[str, int] = ()) -> Report:
     """Find the loop nests of ``fn`` and decide, per loop, whether it may run in parallel.
 
     Parameters
@@ -434,10 +434,13 @@ def analyze(fn: Callable[..., Any] | FunctionSource, *,
     fn : function
         A plain Python function (defined with ``def`` in a file or notebook cell) whose work
         is explicit ``for … in range(…)`` loops over NumPy arrays and scalars.
-    arrays : iterable of str, optional
+    arrays : iterable of str or mapping of str to int, optional
         Parameters known to be NumPy arrays (``search`` passes those of its arguments): an
         element store ``out[i] = v`` into one copies ``v``'s value, so ``out`` holds no
-        reference to ``v`` (without it, ``out`` might be a list keeping ``v``).
+        reference to ``v`` (without it, ``out`` might be a list keeping ``v``). A mapping
+        gives each array's number of dimensions, -1 for an array whose elements are not
+        numbers (``{"A": 2}``, as ``search`` passes): a full-rank element read of a numeric
+        array (``s = A[j, j]``) is then a number, not a view.
 
     Returns
     -------
@@ -475,7 +478,8 @@ def analyze(fn: Callable[..., Any] | FunctionSource, *,
     """
     src = fn if isinstance(fn, FunctionSource) else read_function(fn)
     tree = build_tree(src.tree, src.namespace, src.first_line)
-    aliases = alias_info(src.tree, src.namespace, src.first_line, frozenset(arrays))
+    ndims = {k: v for k, v in arrays.items() if v >= 0} if isinstance(arrays, Mapping) else {}
+    aliases = alias_info(src.tree, src.namespace, src.first_line, frozenset(arrays), ndims)
     nonneg = _size_names(src.tree)
     readonly = read_only_elements(src.tree, src.namespace)
     reports = [_analyze_loop(lp, tree.loops, tree, src.namespace, aliases, nonneg, readonly)

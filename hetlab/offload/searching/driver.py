@@ -36,6 +36,11 @@ from .plan import Plan
 
 __all__ = ["Plan", "search", "GAOptions", "MeasureOptions", "FpgaOptions"]
 
+#: a candidate must beat the baseline by more than this fraction in the confirmation round
+#: to be kept: closer than that, the two are the same within the timing noise of a small
+#: machine, and the simpler baseline is kept (a plan is never kept for a gain noise can give)
+NOISE = 0.03
+
 
 def _check_args(report: Report, args: Sequence[Any]) -> tuple:
     """``args`` as a full positional tuple (defaults filled in), refused when ``fn`` cannot
@@ -149,7 +154,10 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         ``confirm`` fittest genes, the serial and the automatic njit are measured again back
         to back (5 interleaved rounds; each figure the serial median × the median ratio to
         the serial of the same round) and the plan is chosen on those, since a shared
-        machine's load changes between the search's measurements (0: off);
+        machine's load changes between the search's measurements (0: off); a candidate is
+        kept only when it beats the baseline there by more than :data:`NOISE` (3%), and the
+        reassociated twin (numba's ``"fp:reassoc"`` gene) of each of those genes is measured
+        first when the GA left it out;
         ``thread_tolerance``: resource amount (numba), the smallest thread count within this
         fraction of the best.
     fpga : FpgaOptions, optional
@@ -188,9 +196,9 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         objective = Objective.of(objective, tolerance=measure.thread_tolerance)
     src = fn if isinstance(fn, FunctionSource) else read_function(fn)
     # element stores into array arguments copy values: the analysis is told which they are
-    known = frozenset(p for p, a in zip(src.params, args, strict=False)
-                      if isinstance(a, np.ndarray)) if isinstance(args, (tuple, list)) \
-        else frozenset()
+    known = {p: a.ndim if a.dtype.kind in "biufc" else -1
+             for p, a in zip(src.params, args, strict=False)
+             if isinstance(a, np.ndarray)} if isinstance(args, (tuple, list)) else {}
     report = analyze(src, arrays=known)
     args = _check_args(report, args)
     if isinstance(targets, str) or not targets:
@@ -430,6 +438,8 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
         contenders["auto"] = (auto[0].compile(), None)
         confirmed = confirm_times(contenders, args, repeats)
         best = min([zero, *top], key=lambda g: confirmed.get(g, math.inf))
+        if best != zero and confirmed[best] > confirmed[zero] * (1 - NOISE):
+            best = zero  # not faster than the baseline beyond noise: keep the simpler code
         serial_s, auto_s = confirmed.get("serial", confirmed[zero]), confirmed["auto"]
         if changed and serial_s <= confirmed.get(best, math.inf):
             # the function blocks or fixed passes (and loops on top) measured no faster than
