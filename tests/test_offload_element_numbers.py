@@ -46,7 +46,7 @@ def gathered(A, idx, out):
 def sliced(A, out):
     for i in range(out.shape[0]):
         v = A[i, 0:1]
-        for k in range(2):
+        for _k in range(2):
             v += A[i, 0]  # in place: A[i, 0] read after the last k wrote it
         out[i] = v[0]
 

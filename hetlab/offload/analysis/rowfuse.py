@@ -21,7 +21,8 @@ element, a temporary of the row, a scalar output) keeps the slice form.
 >>> from hetlab.offload.analysis.tensor import Ref, Stmt, Term
 >>> out = Ref("C", ("j",), ((0, "i"),))
 >>> row = [Stmt((0,), ("j",), out, "*=", None, None, "beta", (out,)),
-...        Stmt((0,), ("j",), out, "+=", [Term(("alpha",), (Ref("P", ("j",), ((0, "i"),)),))], None)]
+...        Stmt((0,), ("j",), out, "+=",
+...             [Term(("alpha",), (Ref("P", ("j",), ((0, "i"),)),))], None)]
 >>> print(fused_row(row, {"j": ("0", "i + 1")}, {"P": {0: "r0"}}))
 for j in range(0, i + 1):
     C[i, j] *= beta

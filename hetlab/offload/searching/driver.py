@@ -474,7 +474,7 @@ def _with_twins(cache: dict[tuple[int, ...], float], fitness: Callable[[tuple[in
     for name in (t for t in twins if t in genes):
         at = genes.index(name)
         for g in sorted(cache, key=lambda g: cache[g], reverse=True)[:most]:
-            twin = g[:at] + (1,) + g[at + 1:]
+            twin = (*g[:at], 1, *g[at + 1:])
             if twin not in out and cache[g] > 0:
                 out[twin] = fitness(twin)
     return out
