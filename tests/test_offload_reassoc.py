@@ -94,6 +94,7 @@ F = np.zeros(8)
     (product, (F,)),
     (dot_rows, (np.zeros((4, 4), np.float32), np.zeros(4, np.float32), np.zeros(4, np.float32))),
     (spelled_out, (np.zeros(4, np.complex128),)),
+    (element_update, (np.zeros((4, 4)), F, F)),  # y[i] over j: held in a scalar
 ])
 def test_offered_for_float_accumulations_in_loops(fn, args):
     rep = analyze(fn)
@@ -107,7 +108,6 @@ def test_offered_for_float_accumulations_in_loops(fn, args):
     (elementwise, (F, F)),
     (outside_loop, (F,)),
     (not_self, (F, F)),
-    (element_update, (np.zeros((4, 4)), F, F)),  # an element, not a scalar accumulator
 ])
 def test_not_offered(fn, args):
     rep = analyze(fn)

@@ -90,6 +90,10 @@ class Report:
     aliases: AliasInfo = field(default=None, repr=False)  # type: ignore[assignment]
     #: loop transformations found legal (:mod:`hetlab.offload.analysis.transforms`)
     transforms: Transforms = field(default_factory=Transforms)
+    #: array parameters ``search`` saw holding floating-point or complex numbers (set by
+    #: the search; the numba target's accumulator promotion needs them,
+    #: :mod:`hetlab.offload.analysis.transforms.accumulate`)
+    float_arrays: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.aliases is None:

@@ -200,6 +200,8 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
              for p, a in zip(src.params, args, strict=False)
              if isinstance(a, np.ndarray)} if isinstance(args, (tuple, list)) else {}
     report = analyze(src, arrays=known)
+    report.float_arrays = frozenset(p for p, a in zip(src.params, args, strict=False)
+                                    if isinstance(a, np.ndarray) and a.dtype.kind in "fc")
     args = _check_args(report, args)
     if isinstance(targets, str) or not targets:
         raise InvalidInputError(f"offload.search: targets must be among {describe_names()}; "

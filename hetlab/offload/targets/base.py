@@ -24,6 +24,7 @@ from ..analysis.dotinto import IMPORT as INTO_IMPORT
 from ..analysis.dotinto import INTO
 from ..analysis.report import Report
 from ..analysis.transforms import apply_transforms, tag_loops
+from ..analysis.transforms.accumulate import promote_accumulators
 from ..analysis.transforms.statements import splice
 from ..runtime.guard import AliasGuard, check_on_alias
 from .steps import unit_step_pranges
@@ -274,6 +275,7 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
     par = bool(chosen) if parallel is None else parallel
     flags = [ast.keyword("parallel", ast.Constant(par))]
     if fastmath:
+        notes += promote_accumulators(tree, report.float_arrays, report.aliases)
         flags.append(ast.keyword("fastmath", ast.Set([ast.Constant("contract"),
                                                       ast.Constant("reassoc")])))
         notes.append("fastmath contract, reassoc: sums may be reordered (vectorized) and "

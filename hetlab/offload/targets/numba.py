@@ -54,7 +54,9 @@ _ACCUMULATING = (ast.Add, ast.Sub, ast.Mult)
 def reassociable(report: Report, args: tuple) -> bool:
     """Whether reordering floating-point arithmetic may speed ``report``'s function up: a
     floating-point (or complex) array among ``args`` and a scalar updated with ``+``, ``-`` or
-    ``*`` inside a loop (``s += a[k] * b[k]``, ``s = s - t``): the serial sums LLVM keeps in
+    ``*`` inside a loop (``s += a[k] * b[k]``, ``s = s - t``), or an element the loop does
+    not index (``x[i] -= L[i, j] * x[j]`` over ``j``, held in a scalar by
+    :mod:`~hetlab.offload.analysis.transforms.accumulate`): the serial sums LLVM keeps in
     order unless allowed to reassociate."""
     if not any(getattr(getattr(a, "dtype", None), "kind", "") in "fc"
                for a in args if hasattr(a, "dtype")):
@@ -62,6 +64,13 @@ def reassociable(report: Report, args: tuple) -> bool:
     for loop in ast.walk(report.source.tree):
         if not isinstance(loop, (ast.For, ast.While)):
             continue
+        if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and any(
+                isinstance(s, ast.AugAssign) and isinstance(s.op, _ACCUMULATING)
+                and isinstance(s.target, ast.Subscript)
+                and loop.target.id not in {n.id for n in ast.walk(s.target.slice)
+                                           if isinstance(n, ast.Name)}
+                for s in loop.body):
+            return True  # an element accumulated over the loop (accumulate.py holds it)
         for n in ast.walk(loop):
             if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) \
                     and isinstance(n.op, _ACCUMULATING):
