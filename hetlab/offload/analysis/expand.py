@@ -24,6 +24,8 @@ def expand_scalars(nest: TensorNest) -> bool:
         n for n, s in firsts.items() if s.op == "="))}
     for name, first in firsts.items():
         if name in temps:
+            if any(r.name == name for r in first.reads):
+                return False  # ``c = d * c + x[i]``: the previous iteration's value
             where = first.loops
             writers = [s.loops[:len(where) + 1] for s in nest.stmts if s.out.name == name]
             for n, s in enumerate(nest.stmts):

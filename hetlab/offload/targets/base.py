@@ -25,6 +25,7 @@ from ..analysis.dotinto import INTO
 from ..analysis.report import Report
 from ..analysis.transforms import apply_transforms, tag_loops
 from ..analysis.transforms.accumulate import promote_accumulators
+from ..analysis.transforms.partials import local_partials
 from ..analysis.transforms.statements import splice
 from ..runtime.guard import AliasGuard, check_on_alias
 from .steps import unit_step_pranges
@@ -272,6 +273,7 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
                                                    if lp.verdict == "parallel"), tiles=tiles,
                              peeled=peeled)
     unit_step_pranges(tree)  # numba's prange takes step 1 only
+    notes += local_partials(tree)  # reductions numba would drop (a loop under an if)
     par = bool(chosen) if parallel is None else parallel
     flags = [ast.keyword("parallel", ast.Constant(par))]
     if fastmath:
