@@ -34,17 +34,12 @@ def tri_lower_product(A, B, C):
 
 
 @numba.njit
-def matpow_squaring(A, e, R, P, T):
-    n = A.shape[0]
-    R[:, :] = np.eye(n)
+def matpow_squaring(A, k, P, T):
     P[:, :] = A
-    while e > 0:
-        if e % 2 == 1:
-            np.dot(R, P, T)
-            R[:, :] = T
+    while k > 0:
         np.dot(P, P, T)
         P[:, :] = T
-        e = e // 2
+        k -= 1
 
 
 @numba.njit
