@@ -143,3 +143,57 @@ def test_search_gives_the_plain_result(name):
 def test_the_answer_key_gives_the_plain_result(name):
     probe = hp.PROBES[name]
     _agrees(probe, probe.key, (*probe.sizes, probe.small + 3))
+
+
+# -- minimal reproducers of the bugs the probe found (strict xfail: they document them) ----------
+def weighted_total(A, w):
+    """Σ_i w[i] Σ_j A[i, j]: both loops are sum reductions."""
+    s = 0.0
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            s += w[i] * A[i, j]
+    return s
+
+
+def guarded_pair_sum(x):
+    """Σ over i with x[i] > 0.5 of Σ_j x[j]: a reduction in a loop inside an ``if``."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0.5:
+            for j in range(x.shape[0]):
+                s += x[j]
+    return s
+
+
+def decay_scan(x, out, decay):
+    """A first-order recurrence (the loop is sequential), not an axpy."""
+    c = 0.0
+    for i in range(x.shape[0]):
+        c = decay * c + x[i]
+        out[i] = c
+
+
+_NESTED_REDUCTION = (
+    "numba 0.68 drops a prange reduction whose update sits in a loop nested in an `if` of the "
+    "prange body (the result stays at its initial value); the engine emits that shape — the "
+    "scalar-replacement guard `if 0 < n:` (analysis/transforms/rewrite.py, _scalar_replace) "
+    "or the user's own `if` — and targets/numba.py assumes numba recognizes every reduction")
+
+
+@pytest.mark.parametrize(("fn", "args"), [
+    (weighted_total, (np.arange(12.0).reshape(3, 4), np.array([1.0, 2.0, 3.0]))),
+    (guarded_pair_sum, (np.array([0.9, 0.1, 0.7, 0.6]),)),
+], ids=["scalar-replacement-guard", "users-if"])
+@pytest.mark.xfail(strict=True, reason=_NESTED_REDUCTION)
+def test_outer_loop_of_a_nested_reduction_alone(fn, args):
+    report = offload.analyze(fn)
+    assert report.loop("L1").verdict == "reduction"
+    got = offload.transform(report, loops=["L1"]).compile()(*args)
+    assert got == pytest.approx(fn(*args))
+
+
+@pytest.mark.xfail(strict=True, reason="analysis/expand.py inlines the carried scalar c into an "
+                   "'axpy' block (decay * _hb0 + x, _hb0 unbound) on a sequential loop")
+def test_no_block_on_a_recurrence():
+    report = offload.analyze(decay_scan, arrays=["x", "out"])
+    assert not report.blocks, [(b.id, b.pattern, b.call) for b in report.blocks]
