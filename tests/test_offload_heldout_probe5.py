@@ -10,6 +10,7 @@ inputs of small and odd sizes; every answer key gives the plain function's resul
 from __future__ import annotations
 
 import inspect
+import math
 
 import numpy as np
 import pytest
@@ -165,6 +166,19 @@ def guarded_pair_sum(x):
     return s
 
 
+def potential_energy(pos, m):
+    """Softened pair potential of 2-D particles over i < j (the outer loop's scalar reads
+    m[i], pos[i, 0], pos[i, 1] are hoisted by scalar replacement behind ``if i + 1 < n``)."""
+    n = pos.shape[0]
+    e = 0.0
+    for i in range(n):
+        for j in range(i + 1, n):
+            dx = pos[i, 0] - pos[j, 0]
+            dy = pos[i, 1] - pos[j, 1]
+            e -= m[i] * m[j] / math.sqrt(dx * dx + dy * dy + 0.01)
+    return e
+
+
 def decay_scan(x, out, decay):
     """A first-order recurrence (the loop is sequential), not an axpy."""
     c = 0.0
@@ -182,8 +196,9 @@ _NESTED_REDUCTION = (
 
 @pytest.mark.parametrize(("fn", "args"), [
     (weighted_total, (np.arange(12.0).reshape(3, 4), np.array([1.0, 2.0, 3.0]))),
+    (potential_energy, (np.arange(10.0).reshape(5, 2) / 7.0, np.arange(1.0, 6.0))),
     (guarded_pair_sum, (np.array([0.9, 0.1, 0.7, 0.6]),)),
-], ids=["scalar-replacement-guard", "users-if"])
+], ids=["scalar-replacement-guard", "pair-potential", "users-if"])
 @pytest.mark.xfail(strict=True, reason=_NESTED_REDUCTION)
 def test_outer_loop_of_a_nested_reduction_alone(fn, args):
     report = offload.analyze(fn)
