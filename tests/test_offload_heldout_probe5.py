@@ -125,6 +125,21 @@ def test_each_parallel_loop_and_block_alone(name, what):
     _agrees(probe, variant.compile(), (*probe.sizes, probe.small + 3))
 
 
+def _fixed_serial(report):
+    """The serial njit with the fixed passes (interchange, scalar replacement, unsigned
+    indices), a candidate of its own in the search; None where no pass applies."""
+    from hetlab.offload.targets.numba import NumbaTarget
+
+    return NumbaTarget().fixed_serial(report)
+
+
+@pytest.mark.parametrize("name", [n for n in sorted(hp.PROBES)
+                                  if _fixed_serial(_report(hp.PROBES[n])) is not None])
+def test_the_fixed_passes_alone(name):
+    probe = hp.PROBES[name]
+    _agrees(probe, _fixed_serial(_report(probe)).compile(), (*probe.sizes, probe.small + 3))
+
+
 #: kernels with a loop the search may parallelize or a block it may replace (the others' plans
 #: are the serial njit, which test_each_parallel_loop_and_block_alone does not need to build)
 SEARCHED = sorted({c.values[0] for c in CHOICES})
