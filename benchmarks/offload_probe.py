@@ -3,7 +3,7 @@ loops judged parallel, the function blocks found, the plan ``offload.search`` ke
 target), and the plan against the plain function under serial ``numba.njit`` (interleaved
 rounds, ``confirm_times``), with the plan checked against the serial njit at that size.
 
-    PYTHONPATH=. python benchmarks/offload_probe.py [--probe2 | --probe3 | --probe4]
+    PYTHONPATH=. python benchmarks/offload_probe.py [--probe2 | --probe3 | --probe4 | --probe5]
                                                     [--only a,b] [--budget N] [--scale F]
 
 ``--probe2``: the second probe (tests/offload_corpus/heldout_probe2.py: the same computations
@@ -18,6 +18,11 @@ data-mining and DP kernels spelled differently from the suite) WITH answer keys:
 expert numba version is checked against the serial njit at that size and timed in the same
 interleaved rounds as the serial njit and the plan; the table adds plan/key (the suite's target
 is >= 0.7 where the plan has a parallel loop).
+
+``--probe5``: the fifth probe (tests/offload_corpus/heldout_probe5.py: float32/int64 data, Fortran
+and strided arguments, ``while`` around nests, stepped and reverse ranges, scans, histograms, CSR
+products, periodic and clamped convolutions, an early ``break``) with its answer keys, the same
+table as ``--probe4``.
 
 Figures from a shared, busy machine are only indicative (the first three probes have no answer
 key: they measure generality, not tuning).
@@ -95,13 +100,14 @@ def _row(name: str, probe, budget: int, scale: float) -> dict:
     return row
 
 
-def _print_keyed(names: list[str], probes: dict, budget: int, scale: float) -> int:
-    """The fourth probe's table: serial njit, plan and answer key per kernel, plan/serial and
-    plan/key (figures are speedups: > 1 means the plan is faster)."""
+def _print_keyed(names: list[str], probes: dict, budget: int, scale: float,
+                 which: int = 4) -> int:
+    """A keyed probe's table (the fourth or fifth): serial njit, plan and answer key per kernel,
+    plan/serial and plan/key (figures are speedups: > 1 means the plan is faster)."""
     import os
 
     load = os.getloadavg()
-    print(f"# offload probe 4 (answer keys): budget {budget}, scale {scale}; load average "
+    print(f"# offload probe {which} (answer keys): budget {budget}, scale {scale}; load average "
           f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at start, {os.cpu_count()} cores")
     print("# figures are INDICATIVE: a shared machine (another engineer's jobs run on it); "
           "medians of interleaved rounds (confirm_times)")
@@ -143,14 +149,18 @@ def main(argv: list[str] | None = None) -> int:
                     help="the third probe (heldout_probe3.py: other kinds of computation)")
     ap.add_argument("--probe4", action="store_true",
                     help="the fourth probe (heldout_probe4.py) with its answer keys timed")
+    ap.add_argument("--probe5", action="store_true",
+                    help="the fifth probe (heldout_probe5.py) with its answer keys timed")
     a = ap.parse_args(argv)
-    if a.probe2 + a.probe3 + a.probe4 > 1:
-        ap.error("--probe2, --probe3 and --probe4 are exclusive")
-    if a.probe4:
-        from tests.offload_corpus.heldout_probe4 import PROBES
+    if a.probe2 + a.probe3 + a.probe4 + a.probe5 > 1:
+        ap.error("--probe2, --probe3, --probe4 and --probe5 are exclusive")
+    if a.probe4 or a.probe5:
+        import importlib
 
+        which = 5 if a.probe5 else 4
+        PROBES = importlib.import_module(f"tests.offload_corpus.heldout_probe{which}").PROBES
         names = [s for s in a.only.split(",") if s] or list(PROBES)
-        return _print_keyed(names, PROBES, a.budget, a.scale)
+        return _print_keyed(names, PROBES, a.budget, a.scale, which)
     if a.probe3:
         from tests.offload_corpus.heldout_probe3 import PROBES
     elif a.probe2:
