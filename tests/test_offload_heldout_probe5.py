@@ -35,18 +35,11 @@ QUICK = dict(targets=("numba",), budget=2, progress=False, reference="njit",
              measure=MeasureOptions(repeats=1, warmup=0, confirm=0, among_work=0))
 
 #: (kernel, "L…" or "B…") whose variant gives another result than the plain function: known
-#: bugs of the engine, each with its diagnosis (the test documents them, strict xfail)
+#: bugs of the engine, each with its diagnosis (the test documents them, strict xfail). The
+#: probe found two more, fixed since: min_abs_gap's L1 (a reduction numba dropped,
+#: analysis/transforms/partials.py) and decayed_running_sum's B1 (an axpy block matched on a
+#: recurrence, analysis/expand.py); their reproducers are the regression tests at the end
 KNOWN_WRONG: dict[tuple[str, str], str] = {
-    ("min_abs_gap", "L1"): (
-        "WRONG result (inf): the outer loop of a nested min reduction under prange; the "
-        "scalar-replacement pass wraps the inner loop in `if i + 1 < n:` and numba 0.68 drops "
-        "a reduction updated in a loop nested in an `if` of the prange body (also "
-        "`for i: for j: s += x[i] * A[i, j] * y[j]` gives 0.0; targets/numba.py, "
-        "analysis/transforms/rewrite.py)"),
-    ("decayed_running_sum", "B1"): (
-        "an 'axpy' block matched on a recurrence (c = decay * c + x[i]; out[i] = c, a loop "
-        "judged sequential): c is inlined as `decay * _hb0 + x` with _hb0 unbound, NameError "
-        "at compile (analysis/expand.py, catalogue.py)"),
     ("int64_matvec", "B1"): (
         "a matvec block offered on int64 arrays: `out[...] = a @ b` does not type in numba "
         "(no integer @); transform's variant raises TypingError at the first call "
@@ -161,7 +154,7 @@ def test_the_answer_key_gives_the_plain_result(name):
     _agrees(probe, probe.key, (*probe.sizes, probe.small + 3))
 
 
-# -- minimal reproducers of the bugs the probe found (strict xfail: they document them) ----------
+# -- minimal reproducers of the bugs the probe found (fixed; regression tests) -----------------
 def weighted_total(A, w):
     """Σ_i w[i] Σ_j A[i, j]: both loops are sum reductions."""
     s = 0.0
@@ -202,19 +195,11 @@ def decay_scan(x, out, decay):
         out[i] = c
 
 
-_NESTED_REDUCTION = (
-    "numba 0.68 drops a prange reduction whose update sits in a loop nested in an `if` of the "
-    "prange body (the result stays at its initial value); the engine emits that shape — the "
-    "scalar-replacement guard `if 0 < n:` (analysis/transforms/rewrite.py, _scalar_replace) "
-    "or the user's own `if` — and targets/numba.py assumes numba recognizes every reduction")
-
-
 @pytest.mark.parametrize(("fn", "args"), [
     (weighted_total, (np.arange(12.0).reshape(3, 4), np.array([1.0, 2.0, 3.0]))),
     (potential_energy, (np.arange(10.0).reshape(5, 2) / 7.0, np.arange(1.0, 6.0))),
     (guarded_pair_sum, (np.array([0.9, 0.1, 0.7, 0.6]),)),
 ], ids=["scalar-replacement-guard", "pair-potential", "users-if"])
-@pytest.mark.xfail(strict=True, reason=_NESTED_REDUCTION)
 def test_outer_loop_of_a_nested_reduction_alone(fn, args):
     report = offload.analyze(fn)
     assert report.loop("L1").verdict == "reduction"
@@ -222,8 +207,6 @@ def test_outer_loop_of_a_nested_reduction_alone(fn, args):
     assert got == pytest.approx(fn(*args))
 
 
-@pytest.mark.xfail(strict=True, reason="analysis/expand.py inlines the carried scalar c into an "
-                   "'axpy' block (decay * _hb0 + x, _hb0 unbound) on a sequential loop")
 def test_no_block_on_a_recurrence():
     report = offload.analyze(decay_scan, arrays=["x", "out"])
     assert not report.blocks, [(b.id, b.pattern, b.call) for b in report.blocks]
