@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from hetlab import offload
+from hetlab.errors import InvalidInputError
 from hetlab.offload.analysis.report import analyze
 from hetlab.offload.analysis.transforms.accumulate import promote_accumulators
 from hetlab.offload.targets.numba import REASSOC
@@ -183,3 +184,23 @@ def test_a_bound_assigned_in_a_loop_gives_no_fact():
     bound_changes(want, y)
     v.compile()(got, y)
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_plan_refuses_arrays_of_another_kind():
+    n = 40
+    args = _args(forward_subst, n)
+    plan = offload.search(forward_subst, tuple(a.copy() for a in args), targets=("numba",),
+                          budget=2, reference="njit", progress=False)
+    assert plan.arg_kinds == {"L": (2, True), "x": (1, True), "b": (1, True)}
+    f = plan.compile()
+    small = _args(forward_subst, 7)  # another size, float32: fine
+    got = [a.astype(np.float32) for a in small]
+    f(*got)
+    want = [a.copy() for a in small]
+    forward_subst(*want)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-4)
+    with pytest.raises(InvalidInputError, match="searched with x a 1-D floating-point array; "
+                                                "got a 1-D int64 array"):
+        f(small[0], np.zeros(7, np.int64), small[2])
+    with pytest.raises(InvalidInputError, match="L a 2-D"):
+        f(small[0][None], small[1], small[2])

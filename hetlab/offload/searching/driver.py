@@ -305,9 +305,12 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
     if load.busy:
         logger.warning("offload.search(%s): %s", report.name, load.describe())
     types = ResultTypes.of(expected[0], args) if reference == "python" else None
+    kinds = {p: (a.ndim, a.dtype.kind in "fc") for p, a in zip(report.params, args, strict=False)
+             if isinstance(a, np.ndarray)}
     for p in plans.values():
         p.alternatives, p.notes, p.fpga, p.load = plans, notes, trial, load
         p.result_types = types
+        p.arg_kinds = kinds
         p.search_s = time.perf_counter() - started
     return best
 

@@ -21,6 +21,43 @@ from .load import LoadRecord
 __all__ = ["Plan", "with_threads"]
 
 
+def with_kinds(impl: Callable[..., Any], name: str, params: list[str],
+               kinds: dict[str, tuple[int, bool]]) -> Callable[..., Any]:
+    """``impl`` refusing array arguments whose rank, or whether they hold floating-point
+    numbers, differ from ``kinds`` (parameter → (ndim, floats) of the search's arguments).
+
+    >>> import numpy as np
+    >>> f = with_kinds(lambda x: x.sum(), "f", ["x"], {"x": (1, True)})
+    >>> float(f(np.ones(3)))
+    3.0
+    >>> f(np.ones((2, 2)))
+    Traceback (most recent call last):
+    ...
+    hetlab.errors.InvalidInputError: offload: the plan of f was searched with x a 1-D \
+floating-point array; got a 2-D float64 array. Its code may rely on both (full-rank element \
+reads are numbers, float accumulators held in scalars): search again with such arguments, or \
+call the function itself.
+    """
+    import numpy as np
+
+    where = [(k, p, kinds[p]) for k, p in enumerate(params) if p in kinds]
+
+    def call(*args: Any) -> Any:
+        for k, p, (ndim, floats) in where:
+            a = args[k] if k < len(args) else None
+            if isinstance(a, np.ndarray) and (a.ndim != ndim or (a.dtype.kind in "fc")
+                                              != floats):
+                what = "floating-point" if floats else "non-floating-point"
+                raise InvalidInputError(
+                    f"offload: the plan of {name} was searched with {p} a {ndim}-D {what} "
+                    f"array; got a {a.ndim}-D {a.dtype} array. Its code may rely on both "
+                    "(full-rank element reads are numbers, float accumulators held in "
+                    "scalars): search again with such arguments, or call the function itself.")
+        return impl(*args)
+
+    return call
+
+
 def with_threads(impl: Callable[..., Any], threads: int) -> Callable[..., Any]:
     """``impl`` run on ``threads`` numba threads: set around each call, restored after.
 
@@ -132,6 +169,10 @@ class Plan:
     #: NumPy scalar types of the plain function's result, restored on compiled calls
     #: (:class:`~hetlab.offload.runtime.results.ResultTypes`); None: as numba returns them
     result_types: ResultTypes | None = None
+    #: array parameter → (ndim, holds floats) of the search's arguments: the variant may rely
+    #: on both (a full-rank element read is a number; a float accumulator held in a scalar),
+    #: so :meth:`compile` refuses a call whose arrays differ there
+    arg_kinds: dict[str, tuple[int, bool]] = field(default_factory=dict)
 
     @property
     def loops(self) -> list[str]:
@@ -181,6 +222,10 @@ class Plan:
         :class:`~hetlab.errors.InvalidInputError` naming the two arguments;
         ``on_alias="serial"`` runs the original function on it instead.
 
+        An array argument of another rank, or not floating-point where the search's was (or
+        the reverse), is refused too (:class:`~hetlab.errors.InvalidInputError`): the plan's
+        code may rely on both (:attr:`arg_kinds`); search again for such arguments.
+
         A numba plan with a :attr:`thread_choice` runs each call on that many threads
         (``numba.set_num_threads`` around the call, the caller's count restored after, also
         when the call raises); capped at ``numba.config.NUMBA_NUM_THREADS``.
@@ -193,6 +238,8 @@ class Plan:
         impl = variant.compile(on_alias)
         if self.thread_choice is not None and any(self.best):  # set for CPU plans only
             impl = with_threads(impl, self.thread_choice)
+        if self.arg_kinds:
+            impl = with_kinds(impl, self.report.name, self.report.params, self.arg_kinds)
         if self.result_types is not None:  # np.float32 stays np.float32, not a Python float
             impl = self.result_types.wrap(impl)
         return wrap_like(self.report.source.fn, impl)
