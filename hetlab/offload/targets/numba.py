@@ -27,9 +27,9 @@ Reductions need no rewrite (numba recognizes ``s += …`` and ``s = max(s, …)`
 loop), except one whose updates all sit in a loop under an ``if`` of the body, which numba
 0.68 drops: it is accumulated around that ``if`` and added once
 (:mod:`hetlab.offload.analysis.transforms.partials`). Chosen function blocks
-(:mod:`hetlab.offload.analysis.blocks`) replace their whole nest by one NumPy statement (``A @ B``, ``np.dot``) inside the same ``njit`` function. After
-the search, the resource amount (Yamato 2020): the smallest thread count within a tolerance
-of the best.
+(:mod:`hetlab.offload.analysis.blocks`) replace their whole nest by one NumPy statement
+(``A @ B``, ``np.dot``) inside the same ``njit`` function. After the search, the resource
+amount (Yamato 2020): the smallest thread count within a tolerance of the best.
 """
 
 from __future__ import annotations
