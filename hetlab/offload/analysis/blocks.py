@@ -33,13 +33,14 @@ B1: axpy at L1 (line 33) → y[:x.shape[0]] += a * x
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ..front.loops import Loop
 from .argmin import match_argmin
 from .catalogue import emit
 from .contraction import normalize
+from .dots import expand_dots
 from .gram import match_gram
 from .legality import legal
 from .scalars import live_after
@@ -127,7 +128,8 @@ def _with_zeroed(root: ast.For, may_alias: Callable[[str, str], bool] | None,
 
 
 def find_blocks(loops: list[Loop], aliases: object = None,
-                sizes: frozenset[str] = frozenset()) -> list[Block]:
+                sizes: frozenset[str] = frozenset(),
+                ndims: Mapping[str, int] | None = None) -> list[Block]:
     """The function blocks among ``loops`` (a function's loop tree, pre-order).
 
     Parameters
@@ -141,6 +143,9 @@ def find_blocks(loops: list[Loop], aliases: object = None,
     sizes : frozenset of str, optional
         Names every assignment of which is a size (``n = A.shape[0]``): slices up to them
         need no ``max(n, 0)``.
+    ndims : mapping of str to int, optional
+        Ranks of the numeric array parameters (``search`` knows them): a nest computing
+        ``np.dot`` of two vectors is also tried as the sum it is (:mod:`.dots`).
 
     Returns
     -------
@@ -159,10 +164,14 @@ def find_blocks(loops: list[Loop], aliases: object = None,
         def live(v: str, p: list = lp.path) -> bool:
             return live_after(p, v)
 
-        got = match_nest(lp.node, may_alias, live, sizes=sizes)
+        node = lp.node
+        got = match_nest(node, may_alias, live, sizes=sizes)
+        if got is None and (dotted := expand_dots(node, ndims or {})) is not None:
+            node = dotted  # row-wise np.dot calls read as their sums
+            got = match_nest(node, may_alias, live, sizes=sizes)
         if got is None:
             continue
-        alt = match_nest(lp.node, may_alias, live, numba=True, sizes=sizes)
+        alt = match_nest(node, may_alias, live, numba=True, sizes=sizes)
         fast = alt[1] if alt is not None and alt[1] != got[1] else ""
         covered |= {x.index for x in inside}
         found.append(Block(len(found), lp.id, tuple(x.id for x in inside), lp.line, *got,

@@ -495,7 +495,7 @@ def analyze(fn: Callable[..., Any] | FunctionSource, *,
             rep.reductions, rep.private, rep.lastprivate = {}, [], []
         return Report(src.name, src.params, reports, [*src.refusals, *tree.notes], src, [],
                       aliases)
-    blocks = find_blocks(tree.loops, aliases, nonneg)
+    blocks = find_blocks(tree.loops, aliases, nonneg, ndims)
     for b in blocks:  # the blocks' parallel helpers, defined in the namespace copy (.parhelp)
         install(b.numba_call or b.call, src.namespace)
     return Report(src.name, src.params, reports, tree.notes, src, blocks, aliases,
