@@ -90,3 +90,26 @@ def test_search_uses_it():
     got = [a.copy() for a in args]
     plan.compile()(*got)
     np.testing.assert_allclose(got[2], args[0] @ args[1], rtol=1e-12)
+
+
+def row_sums(A, out):
+    for i in range(A.shape[0]):
+        out[i] = np.sum(A[i, :])
+
+
+def row_sums_scalar(A, out):
+    for i in range(A.shape[0]):
+        s = np.sum(A[i])
+        out[i] = 2.0 * s
+
+
+@pytest.mark.parametrize("fn", [row_sums, row_sums_scalar])
+def test_row_sums(fn):
+    rep = analyze(fn, arrays={"A": 2, "out": 1})
+    assert rep.blocks, fn.__name__
+    A = np.random.default_rng(4).random((31, 19))
+    want, got = np.zeros(31), np.zeros(31)
+    fn(A, want)
+    offload.transform(rep, blocks=[b.id for b in rep.blocks]).compile()(A, got)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert not analyze(fn, arrays={"A": 3, "out": 1}).blocks

@@ -1,4 +1,5 @@
-"""``np.dot`` of two vectors inside a loop, read as the sum it computes (for block matching).
+"""``np.dot`` of two vectors (or ``np.sum`` of one) inside a loop, read as the sum it computes
+(for block matching).
 
 ``for i in range(n): y[i] = np.dot(A[i, :], x)`` is a matrix-vector product written one row at
 a time; as a loop nest it is ``y[i] = 0; for k: y[i] += A[i, k] * x[k]``, which the catalogue
@@ -14,7 +15,7 @@ NumPy requires both lengths equal, so on valid arguments the results are the sam
 operands of unequal length ``np.dot`` raises and the block may not). The statement is
 ``t = np.dot(u, v)`` or ``t += np.dot(u, v)`` (``t`` a name or an element of an array that is
 not an operand: ``x[i] = np.dot(A[i], x)`` reads the old ``x[i]``), nothing else around the
-call.
+call. ``np.sum(u)`` of one vector the same way (``s = 0.0; for k: s += u[k]``: row sums).
 
 >>> import ast
 >>> src = '''
@@ -39,10 +40,11 @@ from collections.abc import Mapping
 __all__ = ["expand_dots"]
 
 
-def _is_dot(node: ast.AST) -> bool:
+def _is_np(node: ast.AST, name: str, nargs: int) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-        and node.func.attr == "dot" and isinstance(node.func.value, ast.Name) \
-        and node.func.value.id in ("np", "numpy") and len(node.args) == 2 and not node.keywords
+        and node.func.attr == name and isinstance(node.func.value, ast.Name) \
+        and node.func.value.id in ("np", "numpy") and len(node.args) == nargs \
+        and not node.keywords
 
 
 def _full(s: ast.expr) -> bool:
@@ -86,7 +88,7 @@ def expand_dots(root: ast.For, ndims: Mapping[str, int]) -> ast.For | None:
             target = (s.targets[0] if isinstance(s, ast.Assign) and len(s.targets) == 1
                       else s.target if isinstance(s, ast.AugAssign) else None)
             ops = [_vector(a, ndims) for a in value.args  # type: ignore[union-attr]
-                   ] if _is_dot(value) else []
+                   ] if _is_np(value, "dot", 2) or _is_np(value, "sum", 1) else []
             base = target.value if isinstance(target, ast.Subscript) else target
             if not ops or None in ops or not isinstance(base, ast.Name) \
                     or base.id in {o[0] for o in ops if o is not None} \
@@ -95,14 +97,14 @@ def expand_dots(root: ast.For, ndims: Mapping[str, int]) -> ast.For | None:
                 continue
             k = f"_hd{count}"
             count += 1
-            (a, fa, length), (b, fb, _) = ops  # type: ignore[misc]
+            length = ops[0][2]  # type: ignore[index]
             elems = [f"{x}[{', '.join([*map(ast.unparse, f), k])}]"
-                     for x, f in ((a, fa), (b, fb))]
+                     for x, f, _ in ops]  # type: ignore[misc]
             t = ast.unparse(target)
             if isinstance(s, ast.Assign):
                 out.append(ast.parse(f"{t} = 0.0").body[0])
             out.append(ast.parse(f"for {k} in range({length}):\n"
-                                 f"    {t} += {elems[0]} * {elems[1]}").body[0])
+                                 f"    {t} += {' * '.join(elems)}").body[0])
         return out
 
     new.body = visit(new.body)
