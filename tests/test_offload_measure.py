@@ -286,7 +286,8 @@ def test_blocks_slower_than_serial_in_the_confirmation_keep_serial(monkeypatch):
     np.testing.assert_allclose(y, 3.0)
 
 
-def test_loops_without_the_blocks_win_when_the_blocks_gain_less_than_the_threads(monkeypatch):
+def test_loops_without_the_blocks_win_when_the_blocks_gain_less_than_the_threads(monkeypatch,
+                                                                                loops_only):
     import numba
 
     if numba.get_num_threads() < 2:

@@ -196,3 +196,12 @@ def test_search_tries_it_and_reports_it():
         assert "fastmath" in plan.source()
     else:
         assert REASSOC not in plan.options
+
+
+def test_loops_inside_chosen_blocks_do_not_count():
+    rep = analyze(dot_rows)
+    args = (np.zeros((4, 4)), F, F)
+    assert reassociable(rep, args)
+    assert not reassociable(rep, args, frozenset({"L2"}))  # s += … is L2's own update
+    rep = analyze(element_update)
+    assert not reassociable(rep, (np.zeros((4, 4)), F, F), frozenset({"L1", "L2"}))

@@ -35,13 +35,14 @@ amount (Yamato 2020): the smallest thread count within a tolerance of the best.
 from __future__ import annotations
 
 import ast
+import copy
 import statistics
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ...errors import InvalidInputError
 from ..analysis.report import Report
-from ..analysis.transforms import tile_genes, tile_size
+from ..analysis.transforms import tag_loops, tile_genes, tile_size
 from ..front.helpers import jit_helpers
 from ..runtime.measure import measure
 from .base import TargetBase, Variant, check_blocks, check_parallel, numba_source
@@ -53,27 +54,21 @@ REASSOC = "fp:reassoc"
 _ACCUMULATING = (ast.Add, ast.Sub, ast.Mult)
 
 
-def reassociable(report: Report, args: tuple) -> bool:
-    """Whether reordering floating-point arithmetic may speed ``report``'s function up: a
-    floating-point (or complex) array among ``args`` and a scalar updated with ``+``, ``-`` or
-    ``*`` inside a loop (``s += a[k] * b[k]``, ``s = s - t``), or an element the loop does
-    not index (``x[i] -= L[i, j] * x[j]`` over ``j``, held in a scalar by
-    :mod:`~hetlab.offload.analysis.transforms.accumulate`): the serial sums LLVM keeps in
-    order unless allowed to reassociate."""
-    if not any(getattr(getattr(a, "dtype", None), "kind", "") in "fc"
-               for a in args if hasattr(a, "dtype")):
-        return False
-    for loop in ast.walk(report.source.tree):
-        if not isinstance(loop, (ast.For, ast.While)):
-            continue
-        if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and any(
-                isinstance(s, ast.AugAssign) and isinstance(s.op, _ACCUMULATING)
-                and isinstance(s.target, ast.Subscript)
+def _accumulates(loop: ast.For | ast.While) -> bool:
+    """``loop``'s own body (not its inner loops) updates a scalar with ``+``/``-``/``*``, or,
+    for a ``for``, an element it does not index."""
+    for s in loop.body:
+        if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) \
+                and isinstance(s, ast.AugAssign) and isinstance(s.op, _ACCUMULATING) \
+                and isinstance(s.target, ast.Subscript) \
                 and loop.target.id not in {n.id for n in ast.walk(s.target.slice)
-                                           if isinstance(n, ast.Name)}
-                for s in loop.body):
+                                           if isinstance(n, ast.Name)}:
             return True  # an element accumulated over the loop (accumulate.py holds it)
-        for n in ast.walk(loop):
+        todo: list[ast.AST] = [s]
+        while todo:
+            n = todo.pop()
+            if isinstance(n, (ast.For, ast.While)):
+                continue  # an inner loop: looked at on its own
             if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) \
                     and isinstance(n.op, _ACCUMULATING):
                 return True
@@ -83,7 +78,26 @@ def reassociable(report: Report, args: tuple) -> bool:
                     and any(isinstance(x, ast.Name) and x.id == t.id
                             for x in (n.value.left, n.value.right)):
                 return True
+            todo.extend(ast.iter_child_nodes(n))
     return False
+
+
+def reassociable(report: Report, args: tuple, skip: frozenset[str] = frozenset()) -> bool:
+    """Whether reordering floating-point arithmetic may speed ``report``'s function up: a
+    floating-point (or complex) array among ``args`` and a scalar updated with ``+``, ``-`` or
+    ``*`` inside a loop (``s += a[k] * b[k]``, ``s = s - t``), or an element the loop does
+    not index (``x[i] -= L[i, j] * x[j]`` over ``j``, held in a scalar by
+    :mod:`~hetlab.offload.analysis.transforms.accumulate`): the serial sums LLVM keeps in
+    order unless allowed to reassociate. Loops whose ids are in ``skip`` (inside the function
+    blocks chosen: library calls) do not count."""
+    if not any(getattr(getattr(a, "dtype", None), "kind", "") in "fc"
+               for a in args if hasattr(a, "dtype")):
+        return False
+    tree = copy.deepcopy(report.source.tree)
+    fors = tag_loops(tree, [lp.id for lp in report.loops])
+    loops: list[ast.For | ast.While] = [n for k, n in fors.items() if k not in skip]
+    loops += [n for n in ast.walk(tree) if isinstance(n, ast.While)]
+    return any(_accumulates(loop) for loop in loops)
 
 
 class NumbaTarget(TargetBase):
@@ -124,12 +138,12 @@ class NumbaTarget(TargetBase):
         working set at ``args`` exceeds this machine's L2 (``trips``: loop id → trip count at
         ``args``, from the search's static model); none for smaller nests, so they cost the
         search nothing. Then :data:`REASSOC` when :func:`reassociable`."""
-        fast = [REASSOC] if reassociable(report, args) else []
+        inside = {k for b in blocks for k in report.block(b).loops}
+        fast = [REASSOC] if reassociable(report, args, frozenset(inside)) else []
         if not report.transforms.tilings:
             return fast
         sizes = {n: a.dtype.itemsize for n, a in zip(report.params, args, strict=False)
                  if hasattr(a, "dtype")}
-        inside = {k for b in blocks for k in report.block(b).loops}
         return tile_genes(report.transforms.tilings, trips, sizes, inside) + fast
 
     def fixed_serial(self, report: Report, blocks: tuple[str, ...] = ()) -> Variant | None:
