@@ -89,7 +89,7 @@ def run(names: list[str], quick: bool, budget: int, exhaustive_max: int) -> list
                               ga=GAOptions(population=6, exhaustive=n_par <= exhaustive_max),
                               measure=MeasureOptions(repeats=2 if quick else 5))
         row.update(
-            plan="+".join([*plan.blocks, *plan.loops]) or "(serial)",
+            plan="+".join([*plan.blocks, *plan.loops, *plan.options]) or "(serial)",
             blocks=", ".join(f"{'+'.join(bs)} {m.time_s * 1e3:.3g} ms"
                              for bs, m in plan.block_trials.items()) or "-",
             serial_ms=plan.serial_s * 1e3,

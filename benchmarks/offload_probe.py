@@ -64,7 +64,7 @@ def _row(name: str, probe, budget: int, scale: float) -> dict:
                           progress=False, ga=GAOptions(population=6),
                           measure=MeasureOptions(repeats=3))
     row["search_s"] = time.perf_counter() - t0
-    row["plan"] = "+".join([*plan.blocks, *plan.loops]) or "(serial)"
+    row["plan"] = "+".join([*plan.blocks, *plan.loops, *plan.options]) or "(serial)"
     serial_fn, plan_fn = numba.njit(probe.fn), plan.compile()
     want_args, got_args = copy_args(args), copy_args(args)
     with warnings.catch_warnings():
@@ -111,7 +111,7 @@ def _print_keyed(names: list[str], probes: dict, budget: int, scale: float,
           f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at start, {os.cpu_count()} cores")
     print("# figures are INDICATIVE: a shared machine (another engineer's jobs run on it); "
           "medians of interleaved rounds (confirm_times)")
-    head = (f"{'kernel':22s} {'n':>6s} {'parallel':22s} {'blocks':20s} {'plan':18s} "
+    head = (f"{'kernel':22s} {'n':>6s} {'parallel':22s} {'blocks':20s} {'plan':24s} "
             f"{'ok':>3s} {'serial ms':>10s} {'plan ms':>9s} {'key ms':>9s} "
             f"{'plan/ser':>8s} {'plan/key':>8s} {'search s':>8s}")
     print(head)
@@ -129,7 +129,7 @@ def _print_keyed(names: list[str], probes: dict, budget: int, scale: float,
         below += r["vs_key"] < 0.7 and r["parallel"] != "-"
         ok = "yes" if r["ok"] else ("KEY" if not r.get("key_ok", True) else "NO")
         print(f"{r['kernel']:22s} {r['n']:6d} {r['parallel'][:22]:22s} {r['blocks'][:20]:20s} "
-              f"{r['plan'][:18]:18s} {ok:>3s} {r['serial_ms']:10.2f} {r['plan_ms']:9.2f} "
+              f"{r['plan'][:24]:24s} {ok:>3s} {r['serial_ms']:10.2f} {r['plan_ms']:9.2f} "
               f"{r['key_ms']:9.2f} {r['speedup']:8.2f} {r['vs_key']:8.2f} "
               f"{r['search_s']:8.1f}", flush=True)
     print(f"\n{len(names)} kernels: {wrong} wrong or failed, {slower} plans slower than serial "
@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         from tests.offload_corpus.heldout_probe import PROBES
 
     names = [s for s in a.only.split(",") if s] or list(PROBES)
-    head = (f"{'kernel':22s} {'n':>6s} {'parallel':26s} {'blocks':24s} {'plan':18s} "
+    head = (f"{'kernel':22s} {'n':>6s} {'parallel':26s} {'blocks':24s} {'plan':24s} "
             f"{'ok':>3s} {'serial ms':>10s} {'plan ms':>9s} {'x':>6s} {'search s':>8s}")
     print(head)
     print("-" * len(head))
@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         wrong += not r["ok"]
         slower += r["speedup"] < 0.95
         print(f"{r['kernel']:22s} {r['n']:6d} {r['parallel'][:26]:26s} {r['blocks'][:24]:24s} "
-              f"{r['plan'][:18]:18s} {'yes' if r['ok'] else 'NO':>3s} {r['serial_ms']:10.2f} "
+              f"{r['plan'][:24]:24s} {'yes' if r['ok'] else 'NO':>3s} {r['serial_ms']:10.2f} "
               f"{r['plan_ms']:9.2f} {r['speedup']:6.2f} {r['search_s']:8.1f}", flush=True)
     print(f"\n{len(names)} kernels: {wrong} wrong or failed, {slower} plans slower than "
           "serial njit (< 0.95x; on a busy machine); * serial = the engine's serial njit "

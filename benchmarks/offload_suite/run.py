@@ -116,8 +116,9 @@ def _one(k: SuiteKernel, quick: bool, budget: int) -> dict[str, Any]:
         return row
     row["search_s"] = time.perf_counter() - t0
     row["load"] = round(max(load0, os.getloadavg()[0]), 2)
-    fixed = "# transform:" in plan.source()  # the fixed loop passes (interchange, …)
-    row["plan"] = ("+".join([*plan.blocks, *plan.loops]) or "(serial)") + \
+    fixed = any(ln.startswith("# transform:") and "fastmath" not in ln
+                for ln in plan.source().splitlines())  # the fixed loop passes (interchange, …)
+    row["plan"] = ("+".join([*plan.blocks, *plan.loops, *plan.options]) or "(serial)") + \
         (" +passes" if fixed else "")
     row["blocks_used"] = ", ".join(report.block(b).pattern for b in plan.blocks) or "-"
     row["threads"] = plan.thread_choice or "-"
