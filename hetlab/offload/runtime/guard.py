@@ -44,9 +44,7 @@ def array_leaves(value: Any, path: str, out: list[tuple[str, np.ndarray]],
     lists and dict values). False when nesting is deeper than the walk follows."""
     if isinstance(value, np.ndarray):
         out.append((path, value))
-        if value.dtype == object:
-            return False  # arrays of objects may hold arrays: not followed
-        return True
+        return not value.dtype.hasobject  # arrays of objects may hold arrays: not followed
     if isinstance(value, (tuple, list, dict)):
         if depth >= _MAX_DEPTH:
             return False
@@ -77,8 +75,8 @@ def self_overlaps(a: np.ndarray) -> bool:
     or an ``as_strided`` view): strides sorted by size must each step past the extent of the
     dimensions below them. An empty array has no element to share (NumPy gives ``(0, 4)`` the
     strides ``(0, 0)``)."""
-    if a.size == 0:
-        return False
+    if a.size == 0 or a.flags.c_contiguous or a.flags.f_contiguous:
+        return False  # contiguous: every index its own element (checked per call: be quick)
     dims = sorted((abs(st), n) for st, n in zip(a.strides, a.shape, strict=True) if n > 1)
     extent = a.itemsize
     for st, n in dims:
