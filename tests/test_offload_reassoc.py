@@ -15,6 +15,7 @@ from hetlab.offload.analysis.report import analyze
 from hetlab.offload.searching.driver import _with_twins
 from hetlab.offload.targets.numba import REASSOC, reassociable
 from hetlab.offload.targets.registry import get_target
+from tests.offload_corpus.heldout_probe4 import cholesky_left as chol
 
 
 def dot_rows(A, x, out):
@@ -24,20 +25,6 @@ def dot_rows(A, x, out):
         for k in range(m):
             s += A[i, k] * x[k]
         out[i] = s
-
-
-def chol(A):
-    n = A.shape[0]
-    for j in range(n):
-        s = A[j, j]
-        for k in range(j):
-            s -= A[j, k] * A[j, k]
-        A[j, j] = math.sqrt(s)
-        for i in range(j + 1, n):
-            t = A[i, j]
-            for k in range(j):
-                t -= A[i, k] * A[j, k]
-            A[i, j] = t / A[j, j]
 
 
 def spelled_out(x):
