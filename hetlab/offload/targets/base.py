@@ -294,6 +294,8 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
     head += "".join(f"\n# transform: {n}" for n in notes)
     if chunked:
         head += "\nimport numpy as _hl_np\nfrom numba import get_num_threads as _hl_threads"
+    elif "_hl_threads()" in body:  # a collapsed nest's run-time choice
+        head += "\nfrom numba import get_num_threads as _hl_threads"
     if INTO in body:  # a product written into its output (analysis/dotinto.py)
         head += "\n" + INTO_IMPORT
     imports = "njit, prange, uint64 as _hl_u64" if "_hl_u64(" in body else "njit, prange"

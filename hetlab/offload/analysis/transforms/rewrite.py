@@ -152,11 +152,22 @@ def _range_parts(it: ast.expr) -> tuple[str, str, str] | None:
     return ("0" if len(a) == 1 else a[0]), ", ".join(a), (a[2] if len(a) == 3 else "1")
 
 
+#: the collapsed form runs only when the outer loop has fewer iterations than this many per
+#: thread; otherwise the nest as written (rows in parallel, the inner loop vectorizable)
+ROWS_PER_THREAD = 4
+
+
 def _collapse(func: ast.FunctionDef, outer: ast.For, parallel_ok: set[str]) -> str | None:
     """``for i in prange: for j in range: <loops>`` → one ``prange`` over the ``(i, j)`` pairs
     when both loops carry nothing, ``j``'s bounds do not read ``i`` and the body holds a loop
-    (the div/mod per pair is then paid outside the innermost loop)."""
-    if len(outer.body) != 1 or not isinstance(outer.body[0], ast.For):
+    (the div/mod per pair is then paid outside the innermost loop) — chosen at run time only
+    when ``i`` has fewer than :data:`ROWS_PER_THREAD` iterations per thread: with more, the
+    collapsed form loses the inner loop's vectorization, so the nest as written runs (the
+    fifth probe's 3×3 convolutions over 600 rows: 1.06× and 0.79× serial collapsed, 2.42× and
+    1.49× with their rows in parallel, ``benchmarks/offload_collapse_ab.py``, results in
+    ``benchmarks/results/quiet-2026-12-02-s10/offload_collapse_ab.txt``)."""
+    if getattr(outer, "_hl_kept", False) or len(outer.body) != 1 \
+            or not isinstance(outer.body[0], ast.For):
         return None
     inner = outer.body[0]
     ko, ki = loop_id(outer), loop_id(inner)
@@ -172,16 +183,21 @@ def _collapse(func: ast.FunctionDef, outer: ast.For, parallel_ok: set[str]) -> s
         return None
     n_o, n_i, ij = f"_hl_n{ko}", f"_hl_n{ki}", f"_hl_{ko}{ki}"
     text = (f"{n_o} = len(range({po[1]}))\n{n_i} = len(range({pi[1]}))\n"
-            f"for {ij} in prange({n_o} * {n_i}):\n"
-            f"    {outer.target.id} = {po[0]} + {ij} // {n_i} * {po[2]}\n"
-            f"    {inner.target.id} = {pi[0]} + {ij} % {n_i} * {pi[2]}\n")
+            f"if {n_o} < {ROWS_PER_THREAD} * _hl_threads():\n"
+            f"    for {ij} in prange({n_o} * {n_i}):\n"
+            f"        {outer.target.id} = {po[0]} + {ij} // {n_i} * {po[2]}\n"
+            f"        {inner.target.id} = {pi[0]} + {ij} % {n_i} * {pi[2]}\n"
+            "else:\n    pass\n")
     new = ast.parse(text).body
-    loop = new[-1]
-    assert isinstance(loop, ast.For)
-    loop.body.extend(inner.body)
+    branch = new[-1]
+    assert isinstance(branch, ast.If) and isinstance(branch.body[0], ast.For)
+    branch.body[0].body.extend(copy.deepcopy(inner.body))
     _splice(func, outer, new)
+    branch.orelse = [outer]  # the nest as written, never collapsed again
+    outer._hl_kept = inner._hl_kept = True  # type: ignore[attr-defined]
     return (f"{ko}/{ki}: collapsed {outer.target.id}, {inner.target.id} into one parallel "
-            "loop over their pairs")
+            f"loop over their pairs when {outer.target.id} has fewer than {ROWS_PER_THREAD} "
+            "iterations per thread")
 
 
 # -- scalar replacement -----------------------------------------------------------------------
