@@ -10,6 +10,7 @@ import pytest
 from hetlab import offload
 from hetlab.offload.analysis.rowfuse import fused_row
 from hetlab.offload.analysis.tensor import Ref, Stmt, Term
+
 from ._offload_triangular_cases import strict_lower_product
 
 
