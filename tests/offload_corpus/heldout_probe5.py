@@ -44,10 +44,6 @@ _SCATTER_ADD = ("hist[b] += … through a computed or indirect subscript (bins m
                 "loop with a privatized copy per thread")
 _ARGMAX = ("a two-scalar conditional update (best and its index, first of ties): a (value, index)"
            " max reduction in truth, kept sequential")
-_BREAK_INSIDE = ("the inner loop's break (unsupported) makes the row loop around it unsupported "
-                 "too, though each row is independent")
-_ENUM_ZIP = ("enumerate(zip(x, y)) with a nested target (i, (a, b)): not read as a range loop "
-             "(only enumerate(X) and zip(X, Y) over plain names are)")
 
 
 # -- dense and triangular linear algebra ---------------------------------------------------------
@@ -513,11 +509,11 @@ PROBES: dict[str, Probe5] = {
                                lambda g, n: (g.standard_normal(n), np.zeros(n)),
                                serial=("L1",), key=keys.compact_positive,
                                sizes=(0, 1, 2, 7), moderate=200000),
-    "first_negative_col": Probe5(first_negative_col, _negcols, limits={"L1": _BREAK_INSIDE},
+    "first_negative_col": Probe5(first_negative_col, _negcols, parallel=("L1",),
                                  unsupported=("L2",), key=keys.first_negative_col,
                                  sizes=(1, 2, 7), moderate=1500),
     "zip_enumerate_blend": Probe5(zip_enumerate_blend,
                                   lambda g, n: (g.random(n), g.random(n + 2), 0.3, np.zeros(n)),
-                                  limits={"L1": _ENUM_ZIP}, key=keys.zip_enumerate_blend,
+                                  parallel=("L1",), key=keys.zip_enumerate_blend,
                                   sizes=(0, 1, 2, 7), moderate=200000),
 }

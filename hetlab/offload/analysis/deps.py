@@ -303,13 +303,16 @@ def lowest_value(aff: Affine, acc: Access, loops: list[Loop], unknown: set[str],
         c = expr.coefs.get(lp.var, 0)
         if not c:
             continue
-        if lp.step is None or lp.lower is None or lp.upper is None:
+        if lp.step is None:
             return -_INF
-        if lp.step > 0:
-            lo, hi = lp.lower, lp.upper + Affine(const=-1)
-        else:
-            lo, hi = lp.upper + Affine(const=1), lp.lower
-        expr = expr.substitute(lp.var, lo if c > 0 else hi)
+        # the smallest value of the index when c > 0, else its largest: only that bound is
+        # needed (``range(min(len(x), len(y)))`` has no affine upper bound but starts at 0)
+        first = (c > 0) == (lp.step > 0)
+        bound = lp.lower if first else lp.upper
+        if bound is None:
+            return -_INF
+        extreme = bound if first else bound + Affine(const=-1 if lp.step > 0 else 1)
+        expr = expr.substitute(lp.var, extreme)
     total = float(expr.const)
     for key, c in expr.coefs.items():
         names = expr.opaque.get(key, frozenset({key}))

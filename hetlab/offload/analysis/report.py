@@ -94,6 +94,11 @@ class Report:
     #: the search; the numba target's accumulator promotion needs them,
     #: :mod:`hetlab.offload.analysis.transforms.accumulate`)
     float_arrays: frozenset[str] = frozenset()
+    #: numeric array parameter → its number of dimensions (``analyze``'s ``arrays``), and
+    #: the parameters that held numbers in the search's arguments (set by the search); the
+    #: numba target's slice loops need them (:mod:`hetlab.offload.analysis.transforms.slices`)
+    array_ranks: dict[str, int] = field(default_factory=dict)
+    scalar_params: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.aliases is None:
@@ -260,6 +265,15 @@ def _analyze_loop(loop: Loop, loops: list[Loop], tree: LoopTree,
         return rep
     reasons: list[str] = []
     private = set(inner_vars)
+    # an inner loop's variable read after that loop holds the value of its last iteration
+    # that ran, an earlier iteration's of this loop when it runs none: carried, unless the
+    # inner loop provably runs (``range(n)`` inside ``range(n)``, ``range(i + 1)``)
+    once = frozenset(id(loops[c].node) for c in _descendants(loop, loops)
+                     if _runs_once(loops[c], loops))
+    for v in sorted(inner_vars & exposed_reads(body, {loop.var}, once)[0]):
+        reasons.append(f"loop variable {v} of an inner loop is read after that loop, which "
+                       "may run no iteration (it would hold a value from an earlier "
+                       f"iteration of {loop.var})")
     # a loop variable read after the loop holds the last iteration's value in Python; in a
     # parallel loop (numba's prange) it would hold any iteration's, or none's
     for v in sorted({loop.var} | inner_vars):
@@ -419,6 +433,32 @@ def _size_names(tree: ast.FunctionDef) -> frozenset[str]:
         known |= more
 
 
+def _runs_once(lp: Loop, loops: list[Loop]) -> bool:
+    """Whether ``lp`` runs at least one iteration whenever it is reached: a constant trip
+    count of at least one, a span ``Σ c·v + k`` (``c > 0``, ``k >= 1``) over variables of
+    loops around it that start at a constant >= 0 and count up (``range(i + 1)``), or the
+    bounds of a loop around it (which runs, so its range is not empty) when no name in
+    them is written inside that loop."""
+    if lp.step is None or lp.lower is None or lp.upper is None:
+        return False
+    outer: list[Loop] = []
+    p = lp.parent
+    while p is not None:
+        outer.append(loops[p])
+        p = loops[p].parent
+    span = lp.upper - lp.lower if lp.step > 0 else lp.lower - lp.upper
+    counting = {o.var for o in outer if o.step is not None and o.step > 0
+                and o.lower is not None and o.lower.is_const() and o.lower.const >= 0
+                and o.var not in written_names(o.node.body)}
+    if span.const >= 1 and all(c > 0 and v in counting and v not in span.opaque
+                               for v, c in span.coefs.items()):
+        return True
+    names = {n for f in (lp.lower, lp.upper) for k in f.coefs
+             for n in f.opaque.get(k, frozenset({k}))}
+    return any(o.step == lp.step and o.lower == lp.lower and o.upper == lp.upper
+               and not names & written_names(o.node.body) for o in outer)
+
+
 def _descendants(loop: Loop, loops: list[Loop]) -> list[int]:
     out: list[int] = []
     todo = list(loop.children)
@@ -499,4 +539,4 @@ def analyze(fn: Callable[..., Any] | FunctionSource, *,
     for b in blocks:  # the blocks' parallel helpers, defined in the namespace copy (.parhelp)
         install(b.numba_call or b.call, src.namespace)
     return Report(src.name, src.params, reports, tree.notes, src, blocks, aliases,
-                  find_transforms(src.tree, tree, reports, aliases))
+                  find_transforms(src.tree, tree, reports, aliases), array_ranks=ndims)

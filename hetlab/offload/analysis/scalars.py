@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import ast
 
-__all__ = ["exposed_reads", "written_names", "reduction_op", "live_after", "exits_iteration"]
+__all__ = ["exposed_reads", "written_names", "reduction_op", "live_after", "exits_iteration",
+           "breaks_out"]
 
 _RED_OPS = {ast.Add: "+", ast.Sub: "+", ast.Mult: "*"}
 
@@ -26,8 +27,13 @@ def _stores(target: ast.AST) -> set[str]:
             and isinstance(n.ctx, ast.Store)}
 
 
-def exposed_reads(stmts: list[ast.stmt], defined: set[str]) -> tuple[set[str], set[str]]:
-    """Names read before any definite assignment in ``stmts``; and the names defined after."""
+def exposed_reads(stmts: list[ast.stmt], defined: set[str],
+                  runs_once: frozenset[int] = frozenset()) -> tuple[set[str], set[str]]:
+    """Names read before any definite assignment in ``stmts``; and the names defined after.
+
+    ``runs_once``: ``id``s of ``for`` statements known to run at least one iteration
+    whenever they are reached; their target is defined after them (any other loop may run
+    zero times and defines nothing for what follows it)."""
     defined = set(defined)
     exposed: set[str] = set()
     for s in stmts:
@@ -43,16 +49,18 @@ def exposed_reads(stmts: list[ast.stmt], defined: set[str]) -> tuple[set[str], s
             defined |= _stores(s.target)
         elif isinstance(s, ast.For):
             exposed |= _loads(s.iter) - defined
-            inner, _ = exposed_reads(s.body, defined | _stores(s.target))
+            inner, _ = exposed_reads(s.body, defined | _stores(s.target), runs_once)
             exposed |= inner
+            if id(s) in runs_once:
+                defined |= _stores(s.target)
         elif isinstance(s, ast.While):
             exposed |= _loads(s.test) - defined
-            inner, _ = exposed_reads(s.body, defined)
+            inner, _ = exposed_reads(s.body, defined, runs_once)
             exposed |= inner
         elif isinstance(s, ast.If):
             exposed |= _loads(s.test) - defined
-            e1, d1 = exposed_reads(s.body, defined)
-            e2, d2 = exposed_reads(s.orelse, defined)
+            e1, d1 = exposed_reads(s.body, defined, runs_once)
+            e2, d2 = exposed_reads(s.orelse, defined, runs_once)
             exposed |= e1 | e2
             defined = d1 & d2
         else:
@@ -157,3 +165,17 @@ def exits_iteration(body: list[ast.stmt]) -> bool:
         return any(visit(c, nested) for c in ast.iter_child_nodes(node))
 
     return any(visit(s, False) for s in body)
+
+
+def breaks_out(loop: ast.For | ast.While) -> bool:
+    """Whether ``loop`` has a ``break`` of its own (not of a loop inside it): its later
+    iterations may not run, so its writes cover no whole range."""
+    def visit(node: ast.AST) -> bool:
+        if isinstance(node, ast.Break):
+            return True
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef,
+                             ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return False
+        return any(visit(c) for c in ast.iter_child_nodes(node))
+
+    return any(visit(s) for s in loop.body)

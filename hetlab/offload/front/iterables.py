@@ -5,7 +5,9 @@
 - ``for i, v in enumerate(X):`` → ``for i in range(len(X)): v = X[i]``
   (``enumerate(X, s)``: ``for i in range(s, len(X) + s): v = X[i - s]``; a body that rebinds
   ``i``: a hidden index, ``i = _hl_i_v + s``);
-- ``for a, b in zip(X, Y):`` → ``for _hl_i_a in range(min(len(X), len(Y))): a = X[…]; b = Y[…]``.
+- ``for a, b in zip(X, Y):`` → ``for _hl_i_a in range(min(len(X), len(Y))): a = X[…]; b = Y[…]``;
+- nested, with targets of the same shape: ``for i, (a, b) in enumerate(zip(X, Y)):`` →
+  ``for i in range(min(len(X), len(Y))): a = X[i]; b = Y[i]``.
 
 Iterating an array (or a list, a tuple, a string) yields ``X[0]``, ``X[1]``, … read when each
 iteration starts, which is what the rewrite reads. Only plain names are rewritten, and only when
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["range_for_iterables"]
@@ -73,6 +76,73 @@ def _element(var: ast.expr, seq: str, index: str) -> ast.Assign:
     return ast.Assign([var], ast.Subscript(_load(seq), _load(index), ast.Load()))
 
 
+@dataclass(frozen=True)
+class _Seq:
+    """An iterable of the loop head: a plain name ``X`` (``items`` empty), ``zip`` of such
+    iterables (``items``, length the shortest) or ``enumerate`` of one (``start``, ``items``
+    one long)."""
+
+    kind: str  #: "name", "zip" or "enumerate"
+    name: str = ""
+    items: tuple[_Seq, ...] = ()
+    start: ast.expr | None = None
+
+    def length(self) -> ast.expr:
+        if self.kind == "name":
+            return ast.Call(_load("len"), [_load(self.name)], [])
+        if self.kind == "enumerate":
+            return self.items[0].length()
+        return ast.Call(_load("min"), [s.length() for s in self.items], [])
+
+
+def _sequence(it: ast.expr, plain) -> _Seq | None:
+    """The :class:`_Seq` that ``it`` is, or None (anything else, or keywords but
+    ``zip(..., strict=False)``)."""
+    if plain(it):
+        return _Seq("name", it.id)
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)):
+        return None
+    if it.func.id == "enumerate" and not it.keywords and len(it.args) in (1, 2):
+        inner = _sequence(it.args[0], plain)
+        start = it.args[1] if len(it.args) == 2 else ast.Constant(0)
+        return None if inner is None else _Seq("enumerate", items=(inner,), start=start)
+    if it.func.id == "zip" and len(it.args) >= 2 and all(
+            k.arg == "strict" and isinstance(k.value, ast.Constant) and k.value.value is False
+            for k in it.keywords):
+        items = [_sequence(a, plain) for a in it.args]
+        return None if None in items else _Seq("zip", items=tuple(items))
+    return None
+
+
+def _bind(tgt: ast.expr, seq: _Seq, index: ast.expr, out: list[ast.stmt]) -> bool:
+    """Append to ``out`` the assignments that bind ``tgt`` to element ``index`` of ``seq``;
+    False when the target's shape does not match the element's (unpacking a row of an
+    array, say)."""
+    if seq.kind == "name":
+        if not isinstance(tgt, ast.Name):
+            return False
+        out.append(ast.Assign([ast.Name(tgt.id, ast.Store())],
+                              ast.Subscript(_load(seq.name), _copy(index), ast.Load())))
+        return True
+    parts = (None, seq.items[0]) if seq.kind == "enumerate" else seq.items
+    if not (isinstance(tgt, ast.Tuple) and len(tgt.elts) == len(parts)):
+        return False
+    for t, part in zip(tgt.elts, parts, strict=True):
+        if part is None:  # enumerate's counter: index + start
+            if not isinstance(t, ast.Name):
+                return False
+            value = (_copy(index) if isinstance(seq.start, ast.Constant) and seq.start.value == 0
+                     else ast.BinOp(_copy(index), ast.Add(), _copy(seq.start)))
+            out.append(ast.Assign([ast.Name(t.id, ast.Store())], value))
+        elif not _bind(t, part, index, out):
+            return False
+    return True
+
+
+def _first_name(tgt: ast.expr) -> str:
+    return next(n.id for n in ast.walk(tgt) if isinstance(n, ast.Name))
+
+
 def _rewrite(node: ast.For, avoid: set[str], namespace: dict[str, Any]) -> bool:
     if any(namespace.get(b, getattr(builtins, b)) is not getattr(builtins, b)
            for b in _BUILTINS):
@@ -84,50 +154,38 @@ def _rewrite(node: ast.For, avoid: set[str], namespace: dict[str, Any]) -> bool:
                 and e.id not in avoid)
 
     it, tgt = node.iter, node.target
-    first: list[ast.stmt] = []
-    if plain(it) and isinstance(tgt, ast.Name):  # for v in X
-        index = f"_hl_i_{tgt.id}"
-        bound = ast.Call(_load("len"), [_load(it.id)], [])
-        first = [_element(tgt, it.id, index)]
-    elif (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and not it.keywords
-          and it.func.id == "enumerate" and len(it.args) in (1, 2) and plain(it.args[0])
-          and isinstance(tgt, ast.Tuple) and len(tgt.elts) == 2
-          and isinstance(tgt.elts[0], ast.Name) and isinstance(tgt.elts[1], ast.Name)):
-        seq, (ivar, vvar) = it.args[0].id, tgt.elts
-        start = it.args[1] if len(it.args) == 2 else ast.Constant(0)
-        if any(isinstance(n, ast.Name) and n.id in body_stored for n in ast.walk(start)):
-            return False  # the start would be read again after the body changed it
-        bound = ast.Call(_load("len"), [_load(seq)], [])
-        if ivar.id in body_stored:  # the body rebinds i: a hidden index, i bound from it
-            index = f"_hl_i_{vvar.id}"
-            first = [ast.Assign([ast.Name(ivar.id, ast.Store())],
-                                ast.BinOp(_load(index), ast.Add(), start))]
-            first.append(_element(vvar, seq, index))
-        elif len(it.args) == 1:  # for i in range(len(X)): v = X[i]
-            index = ivar.id
-            first = [_element(vvar, seq, index)]
-        else:  # for i in range(s, len(X) + s): v = X[i - s] (i stays the loop variable)
-            index = ivar.id
-            bound = [start, ast.BinOp(bound, ast.Add(), _copy(start))]
-            first = [ast.Assign([vvar], ast.Subscript(
-                _load(seq), ast.BinOp(_load(index), ast.Sub(), _copy(start)), ast.Load()))]
-    elif (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
-          and all(k.arg == "strict" and isinstance(k.value, ast.Constant)
-                  and k.value.value is False for k in it.keywords)
-          and it.func.id == "zip" and len(it.args) >= 2 and all(map(plain, it.args))
-          and isinstance(tgt, ast.Tuple) and len(tgt.elts) == len(it.args)
-          and all(isinstance(t, ast.Name) for t in tgt.elts)):
-        index = f"_hl_i_{tgt.elts[0].id}"
-        bound = ast.Call(_load("min"), [ast.Call(_load("len"), [_load(a.id)], [])
-                                        for a in it.args], [])
-        first = [_element(t, a.id, index) for t, a in zip(tgt.elts, it.args, strict=True)]
-    else:
+    seq = _sequence(it, plain)
+    if seq is None or not any(isinstance(n, ast.Name) for n in ast.walk(tgt)) or any(
+            not isinstance(n, (ast.Name, ast.Tuple, ast.Store, ast.Load))
+            for n in ast.walk(tgt)):
         return False
+    starts = [n for c in ast.walk(it) if isinstance(c, ast.Call) and len(c.args) == 2
+              and isinstance(c.func, ast.Name) and c.func.id == "enumerate"
+              for n in ast.walk(c.args[1])]
+    if any(isinstance(n, ast.Name) and n.id in body_stored for n in starts):
+        return False  # a start would be read again after the body changed it
+    bound: list[ast.expr] = [seq.length()]
+    first: list[ast.stmt] = []
+    counter = tgt.elts[0] if seq.kind == "enumerate" and isinstance(tgt, ast.Tuple) \
+        and tgt.elts and isinstance(tgt.elts[0], ast.Name) else None
+    if counter is not None and counter.id not in body_stored:
+        # for i, v in enumerate(X, s): i stays the loop variable over range(s, len(X) + s)
+        index = counter.id
+        start = seq.start
+        at: ast.expr = _load(index)
+        if not (isinstance(start, ast.Constant) and start.value == 0):
+            bound = [start, ast.BinOp(bound[0], ast.Add(), _copy(start))]
+            at = ast.BinOp(_load(index), ast.Sub(), _copy(start))
+        if not _bind(tgt.elts[1], seq.items[0], at, first):
+            return False
+    else:  # a hidden index (the body rebinds i, or no enumerate outside)
+        index = f"_hl_i_{_first_name(tgt.elts[-1] if counter is not None else tgt)}"
+        if not _bind(tgt, seq, _load(index), first):
+            return False
     for s in first:
         ast.copy_location(s, node.body[0])
     node.target = ast.Name(index, ast.Store())
-    args = bound if isinstance(bound, list) else [bound]
-    node.iter = ast.copy_location(ast.Call(_load("range"), args, []), node.iter)
+    node.iter = ast.copy_location(ast.Call(_load("range"), bound, []), node.iter)
     node.body[:0] = first
     return True
 

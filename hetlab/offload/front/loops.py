@@ -2,8 +2,9 @@
 
 One walk over the function's AST records each ``for`` loop (bounds as affine forms), each array
 element access (subscripts as affine forms or None, the loops around it) and, per loop, what
-cannot be analyzed inside it (unknown calls, object attributes, break out of a ``for``,
-return). A ``while`` loop is walked as part of the iterations of the ``for`` loops around it.
+cannot be analyzed inside it (unknown calls, object attributes, return; a ``break`` only
+for the ``for`` it leaves). A ``while`` loop is walked as part of the iterations of the
+``for`` loops around it.
 """
 
 from __future__ import annotations
@@ -98,11 +99,13 @@ class _Walker:
     def line(self, node: ast.AST) -> int:
         return self.line0 + getattr(node, "lineno", 1) - 1
 
-    def problem(self, text: str, node: ast.AST) -> None:
+    def problem(self, text: str, node: ast.AST, innermost: bool = False) -> None:
+        """Mark every loop around ``node`` unsupported (only the innermost with
+        ``innermost``), or note it when no loop is around it."""
         msg = f"unsupported: {text} at line {self.line(node)}"
         if not self.stack:
             self.notes.append(msg)
-        for i in self.stack:
+        for i in self.stack[-1:] if innermost else self.stack:
             if msg not in self.loops[i].unsupported:
                 self.loops[i].unsupported.append(msg)
 
@@ -246,7 +249,10 @@ class _Walker:
             self.expr(s.value)
         elif isinstance(s, ast.Break):
             if not (self.breakable and self.breakable[-1]):
-                self.problem("break", s)
+                # it ends the innermost ``for`` early: that loop is not analyzable, while
+                # each iteration of the loops around it still runs whole (their dependences
+                # count every iteration of it, which covers the ones it skips)
+                self.problem("break", s, innermost=True)
         elif isinstance(s, (ast.Continue, ast.Pass)):
             pass
         elif isinstance(s, ast.Assert):

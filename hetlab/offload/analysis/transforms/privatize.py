@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...front.loops import Loop
-from ..scalars import live_after, written_names
+from ..scalars import breaks_out, live_after, written_names
 
 if TYPE_CHECKING:
     from ..aliases import AliasInfo
@@ -157,7 +157,7 @@ class _Cover:
                 before = set(self.covered)
                 if var is not None:
                     self.open[var] = key
-                self.walk(s.body, cond)
+                self.walk(s.body, cond or breaks_out(s))  # a break: later iterations may not run
                 if var is not None:
                     del self.open[var]
                 new = {tuple(("range", key) if x == ("var", var) else x for x in e)
@@ -187,6 +187,11 @@ class _Cover:
                 self.reads(s)
 
 
+def _stores_elem(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Subscript) and _is_elem(n, name)
+               and isinstance(n.ctx, ast.Store) for n in ast.walk(node))
+
+
 def _regular_writes(loop: Loop, name: str) -> bool:
     """Every iteration of ``loop`` writes the same elements of ``name``: no write under an
     ``if``, loops on the way with bounds and subscripts that do not change with the loop."""
@@ -199,11 +204,12 @@ def _regular_writes(loop: Loop, name: str) -> bool:
                 if names & ((varying - inner) | {loop.var}) and _mentions(s, name):
                     return False
                 tgt = s.target.id if isinstance(s.target, ast.Name) else ""
+                if breaks_out(s) and _stores_elem(s, name):
+                    return False
                 if not ok(s.body, inner | {tgt}):
                     return False
             elif isinstance(s, (ast.If, ast.While)):
-                if any(isinstance(n, ast.Subscript) and _is_elem(n, name)
-                       and isinstance(n.ctx, ast.Store) for n in ast.walk(s)):
+                if _stores_elem(s, name):
                     return False
             else:
                 for n in ast.walk(s):
