@@ -78,6 +78,8 @@ class AliasInfo:
     #: ``t = u; u = new; new = t``) from pairwise distinct
     #: storage: at every point they name distinct arrays (:func:`_swap_groups`)
     distinct: tuple[frozenset[str], ...] = ()
+    #: locals that hold a number at every binding (:func:`_scalar_names`)
+    numbers: frozenset[str] = frozenset()
 
     def roots_of(self, name: str) -> frozenset[str]:
         return self.roots.get(name, frozenset({name}))
@@ -584,4 +586,4 @@ def alias_info(tree: ast.FunctionDef, namespace: dict[str, Any], line0: int,
     written = _written_roots(p)
     return AliasInfo(p.params, {k: frozenset(v) for k, v in p.roots.items()},
                      frozenset(written), dict(p.view_lines), frozenset(p.globals_read),
-                     frozenset(p.containers), tuple(distinct))
+                     frozenset(p.containers), tuple(distinct), frozenset(p.scalars))

@@ -202,6 +202,8 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
     report = analyze(src, arrays=known)
     report.float_arrays = frozenset(p for p, a in zip(src.params, args, strict=False)
                                     if isinstance(a, np.ndarray) and a.dtype.kind in "fc")
+    report.scalar_params = frozenset(p for p, a in zip(src.params, args, strict=False)
+                                     if _is_number(a))
     args = _check_args(report, args)
     if isinstance(targets, str) or not targets:
         raise InvalidInputError(f"offload.search: targets must be among {describe_names()}; "
@@ -307,12 +309,19 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
     types = ResultTypes.of(expected[0], args) if reference == "python" else None
     kinds = {p: (a.ndim, a.dtype.kind in "fc") for p, a in zip(report.params, args, strict=False)
              if isinstance(a, np.ndarray)}
+    kinds.update({p: (0, isinstance(a, (float, complex, np.inexact)))
+                  for p, a in zip(report.params, args, strict=False) if _is_number(a)})
     for p in plans.values():
         p.alternatives, p.notes, p.fpga, p.load = plans, notes, trial, load
         p.result_types = types
         p.arg_kinds = kinds
         p.search_s = time.perf_counter() - started
     return best
+
+
+def _is_number(a: Any) -> bool:
+    """A Python or NumPy number (``bool`` and ``np.bool_`` excluded)."""
+    return isinstance(a, (int, float, complex, np.number)) and not isinstance(a, bool)
 
 
 def _search_target(report: Report, args: tuple, expected: tuple, target: Target,

@@ -24,7 +24,8 @@ __all__ = ["Plan", "with_threads"]
 def with_kinds(impl: Callable[..., Any], name: str, params: list[str],
                kinds: dict[str, tuple[int, bool]]) -> Callable[..., Any]:
     """``impl`` refusing array arguments whose rank, or whether they hold floating-point
-    numbers, differ from ``kinds`` (parameter → (ndim, floats) of the search's arguments).
+    numbers, differ from ``kinds`` (parameter → (ndim, floats) of the search's arguments;
+    ndim 0: the search passed a number, and an array there is refused).
 
     >>> import numpy as np
     >>> f = with_kinds(lambda x: x.sum(), "f", ["x"], {"x": (1, True)})
@@ -45,6 +46,14 @@ call the function itself.
     def call(*args: Any) -> Any:
         for k, p, (ndim, floats) in where:
             a = args[k] if k < len(args) else None
+            if ndim == 0:  # a number in the search: refuse an array of any rank
+                if isinstance(a, np.ndarray) and a.ndim:
+                    raise InvalidInputError(
+                        f"offload: the plan of {name} was searched with {p} a number; got a "
+                        f"{a.ndim}-D {a.dtype} array. Its code may rely on it (slice "
+                        "statements run as element loops): search again with such arguments, "
+                        "or call the function itself.")
+                continue
             if isinstance(a, np.ndarray) and (a.ndim != ndim or (a.dtype.kind in "fc")
                                               != floats):
                 what = "floating-point" if floats else "non-floating-point"

@@ -25,6 +25,7 @@ from ..analysis.dotinto import INTO
 from ..analysis.report import Report
 from ..analysis.transforms import apply_transforms, tag_loops
 from ..analysis.transforms.accumulate import promote_accumulators
+from ..analysis.transforms.slices import slice_loops
 from ..analysis.transforms.partials import local_partials
 from ..analysis.transforms.statements import splice
 from ..runtime.guard import AliasGuard, check_on_alias
@@ -274,6 +275,9 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
                              peeled=peeled)
     unit_step_pranges(tree)  # numba's prange takes step 1 only
     notes += local_partials(tree)  # reductions numba would drop (a loop under an if)
+    if transforms:  # slice statements in loops as element loops (no temporaries)
+        notes += slice_loops(tree, report.array_ranks, report.float_arrays,
+                             report.aliases.numbers, report.scalar_params)
     par = bool(chosen) if parallel is None else parallel
     flags = [ast.keyword("parallel", ast.Constant(par))]
     if fastmath:
