@@ -80,9 +80,15 @@ def _row(name: str, probe, budget: int, scale: float) -> dict:
             want = outputs_of(serial_fn(*want_args), want_args)
         except numba.core.errors.TypingError:  # e.g. a Python helper plain njit cannot call
             serial_fn = offload.transform(report).compile()  # the engine's serial njit
-            row["kernel"] += "*"
             want_args = copy_args(args)
-            want = outputs_of(serial_fn(*want_args), want_args)
+            try:
+                want = outputs_of(serial_fn(*want_args), want_args)
+                row["kernel"] += "*"
+            except numba.core.errors.NumbaError:  # that one does not type either (an impure
+                serial_fn = probe.fn              # helper left unjitted, reversed(range))
+                row["kernel"] += "**"
+                want_args = copy_args(args)
+                want = outputs_of(serial_fn(*want_args), want_args)
         except (numba.core.errors.NumbaError,  # numba compiles no version (a global written)
                 numba.core.errors.UnsupportedBytecodeError):
             serial_fn = probe.fn

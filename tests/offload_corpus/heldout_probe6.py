@@ -469,7 +469,7 @@ PROBES: dict[str, Probe6] = {
     "smoothstep_helper_map": Probe6(
         smoothstep_helper_map, lambda g, n: (g.random(n) * 1.4 - 0.2, 0.0, 1.0, np.zeros(n)),
         parallel=("L1",), key=keys.smoothstep_helper_map, sizes=(0, 1, 2, 7),
-        moderate=400_000),
+        moderate=1_600_000),
     "rotate_points_helper": Probe6(
         rotate_points_helper, lambda g, n: (g.random((n, 2)), 0.7, np.zeros((n, 2))),
         limits={"L1": _TUPLE_HELPER}, key=keys.rotate_points_helper, sizes=(0, 1, 2, 7),
@@ -480,7 +480,7 @@ PROBES: dict[str, Probe6] = {
         moderate=1000),
     "row_prefix_via_helper": Probe6(
         row_prefix_via_helper, lambda g, n: (g.random((n, n + 1)),), serial=("L1",),
-        key=keys.row_prefix_via_helper, sizes=(1, 2, 7), moderate=1000),
+        key=keys.row_prefix_via_helper, sizes=(1, 2, 7), moderate=2000),
     "logistic_with_defaults": Probe6(
         logistic_with_defaults, lambda g, n: (g.standard_normal(n), np.zeros(n)),
         kwargs={"k": 2.5}, parallel=("L1",), key=keys.logistic_with_defaults,
@@ -516,14 +516,14 @@ PROBES: dict[str, Probe6] = {
         sizes=(0, 1, 2, 7), moderate=1500),
     "diffuse2d_pingpong": Probe6(
         diffuse2d_pingpong, _pingpong, serial=("L1",), parallel=("L2", "L3"),
-        key=keys.diffuse2d_pingpong, sizes=(1, 2, 7), moderate=400),
+        key=keys.diffuse2d_pingpong, sizes=(1, 2, 7), moderate=800),
     "jacobi1d_new_each_step": Probe6(
         jacobi1d_new_each_step, lambda g, n: (g.random(n), 4), serial=("L1",),
         limits={"L2": _FRESH_REBOUND}, key=keys.jacobi1d_new_each_step, sizes=(1, 2, 7),
-        moderate=100_000),
+        moderate=400_000),
     "red_black_poisson": Probe6(
         red_black_poisson, _poisson, serial=("L1", "L2"), parallel=("L3", "L4"),
-        key=keys.red_black_poisson, sizes=(1, 2, 7), moderate=300),
+        key=keys.red_black_poisson, sizes=(1, 2, 7), moderate=600),
     "weighted_row_spread": Probe6(
         weighted_row_spread, lambda g, n: (g.random((n, n + 1)), g.random(n + 1), np.zeros(n)),
         parallel=("L2",), limits={"L1": _FRESH_WHOLE}, key=keys.weighted_row_spread,
@@ -535,10 +535,10 @@ PROBES: dict[str, Probe6] = {
     "rms_last_axis_3d": Probe6(
         rms_last_axis_3d, lambda g, n: (g.random((n, n + 1, 16)), np.zeros((n, n + 1))),
         parallel=("L1", "L2"), reduction=("L3",), key=keys.rms_last_axis_3d,
-        sizes=(1, 2, 7), moderate=200),
+        sizes=(1, 2, 7), moderate=400),
     "zscore_size_len": Probe6(
         zscore_size_len, lambda g, n: (g.random(n), np.zeros(n)), reduction=("L1", "L2"),
-        parallel=("L3",), key=keys.zscore_size_len, sizes=(2, 3, 7), moderate=400_000),
+        parallel=("L3",), key=keys.zscore_size_len, sizes=(2, 3, 7), moderate=1_600_000),
     "naive_dft": Probe6(
         naive_dft, _dft, parallel=("L1",), reduction=("L2",), key=keys.naive_dft,
         sizes=(1, 2, 7), moderate=1000),
@@ -547,10 +547,10 @@ PROBES: dict[str, Probe6] = {
         sizes=(0, 1, 2, 7), moderate=400_000),
     "masked_row_norms": Probe6(
         masked_row_norms, _masked, parallel=("L1",), reduction=("L2",),
-        key=keys.masked_row_norms, sizes=(1, 2, 7), moderate=1000),
+        key=keys.masked_row_norms, sizes=(1, 2, 7), moderate=2000),
     "weighted_mean_var": Probe6(
         weighted_mean_var, lambda g, n: (g.random(n), g.random(n) + 0.1), reduction=("L1",),
-        key=keys.weighted_mean_var, sizes=(1, 2, 7), moderate=400_000),
+        key=keys.weighted_mean_var, sizes=(1, 2, 7), moderate=1_600_000),
     "count_inversions_pairs": Probe6(
         count_inversions_pairs, lambda g, n: (g.integers(0, 50, n),),
         reduction=("L1", "L2"), key=keys.count_inversions_pairs, sizes=(0, 1, 2, 7),
@@ -561,10 +561,10 @@ PROBES: dict[str, Probe6] = {
         sizes=(1, 2, 7), moderate=600),
     "peak_abs_ternary": Probe6(
         peak_abs_ternary, lambda g, n: (g.standard_normal(n),), limits={"L1": _TERNARY_MAX},
-        key=keys.peak_abs_ternary, sizes=(0, 1, 2, 7), moderate=400_000),
+        key=keys.peak_abs_ternary, sizes=(0, 1, 2, 7), moderate=1_600_000),
     "lagged_feedback": Probe6(
         lagged_feedback, lambda g, n: (g.random(n), 3, 0.5), serial=("L1",),
-        key=keys.lagged_feedback, sizes=(0, 1, 2, 7), moderate=400_000),
+        key=keys.lagged_feedback, sizes=(0, 1, 2, 7), moderate=1_600_000),
     "row_ranges_counter": Probe6(
         row_ranges_counter, lambda g, n: (g.random((n, n + 1)), np.zeros(n)),
         limits={"L1": _INDUCTION}, key=keys.row_ranges_counter, sizes=(1, 2, 7), moderate=1000),
