@@ -179,3 +179,44 @@ def _bound(probe, args):
 def test_the_answer_key_gives_the_plain_result(name):
     probe = hp.PROBES[name]
     _agrees(probe, probe.key, (*probe.sizes, probe.small + 3))
+
+
+# -- the probe's reproducers of the bug it found (open: strict xfail) ---------------------------
+def _add_into(dst, src):
+    dst += src
+
+
+def _add_through_local(dst, src):
+    t = dst
+    t += src
+
+
+def _double(v):
+    v *= 2.0
+
+
+def rows_prefix_helper(A):
+    """Row i += row i - 1 through ``_add_into`` (a recurrence over i)."""
+    for i in range(1, A.shape[0]):
+        _add_into(A[i], A[i - 1])
+
+
+def rows_prefix_helper_local(A):
+    """The same through a local bound to the parameter (``t = dst; t += src``)."""
+    for i in range(1, A.shape[0]):
+        _add_through_local(A[i], A[i - 1])
+
+
+def overlapping_doubling(x):
+    """x[i - 1:i + 1] doubled in place by a helper: neighbouring iterations share an element
+    (each element doubled twice: a read-modify-write race in parallel)."""
+    for i in range(1, x.shape[0]):
+        _double(x[i - 1:i + 1])
+
+
+@pytest.mark.xfail(strict=True, reason=_HELPER_AUGASSIGN)
+@pytest.mark.parametrize("fn", [rows_prefix_helper, rows_prefix_helper_local,
+                                overlapping_doubling])
+def test_a_helper_writing_its_argument_in_place_keeps_the_loop_serial(fn):
+    for report in (offload.analyze(fn), offload.analyze(fn, arrays={"A": 2, "x": 1})):
+        assert not report.loop("L1").parallelizable, report.loop("L1").why
