@@ -3,8 +3,9 @@ loops judged parallel, the function blocks found, the plan ``offload.search`` ke
 target), and the plan against the plain function under serial ``numba.njit`` (interleaved
 rounds, ``confirm_times``), with the plan checked against the serial njit at that size.
 
-    PYTHONPATH=. python benchmarks/offload_probe.py [--probe2 | --probe3 | --probe4 | --probe5]
-                                                    [--only a,b] [--budget N] [--scale F]
+    PYTHONPATH=. python benchmarks/offload_probe.py [--probe2 | --probe3 | --probe4 | --probe5 |
+                                                     --probe6] [--only a,b] [--budget N]
+                                                    [--scale F]
 
 ``--probe2``: the second probe (tests/offload_corpus/heldout_probe2.py: the same computations
 written the many ways Python is written), its keyword arguments passed on every call; a probe
@@ -23,6 +24,12 @@ is >= 0.7 where the plan has a parallel loop).
 and strided arguments, ``while`` around nests, stepped and reverse ranges, scans, histograms, CSR
 products, periodic and clamped convolutions, an early ``break``) with its answer keys, the same
 table as ``--probe4``.
+
+``--probe6``: the sixth probe (tests/offload_corpus/heldout_probe6.py: Python idioms — helpers
+called from loops, constants and keyword defaults, ``continue``/``return``, ``while`` counters,
+``reversed(range(n))``, buffer swaps, red-black and wavefront sweeps, scratch rows, 3-D arrays,
+complex data, masks, bit operations, ternaries, returned tuples, a run-time lag) with its answer
+keys, the same table as ``--probe4``.
 
 Figures from a shared, busy machine are only indicative (the first three probes have no answer
 key: they measure generality, not tuning).
@@ -73,9 +80,15 @@ def _row(name: str, probe, budget: int, scale: float) -> dict:
             want = outputs_of(serial_fn(*want_args), want_args)
         except numba.core.errors.TypingError:  # e.g. a Python helper plain njit cannot call
             serial_fn = offload.transform(report).compile()  # the engine's serial njit
-            row["kernel"] += "*"
             want_args = copy_args(args)
-            want = outputs_of(serial_fn(*want_args), want_args)
+            try:
+                want = outputs_of(serial_fn(*want_args), want_args)
+                row["kernel"] += "*"
+            except numba.core.errors.NumbaError:  # that one does not type either (an impure
+                serial_fn = probe.fn              # helper left unjitted, reversed(range))
+                row["kernel"] += "**"
+                want_args = copy_args(args)
+                want = outputs_of(serial_fn(*want_args), want_args)
         except (numba.core.errors.NumbaError,  # numba compiles no version (a global written)
                 numba.core.errors.UnsupportedBytecodeError):
             serial_fn = probe.fn
@@ -102,8 +115,8 @@ def _row(name: str, probe, budget: int, scale: float) -> dict:
 
 def _print_keyed(names: list[str], probes: dict, budget: int, scale: float,
                  which: int = 4) -> int:
-    """A keyed probe's table (the fourth or fifth): serial njit, plan and answer key per kernel,
-    plan/serial and plan/key (figures are speedups: > 1 means the plan is faster)."""
+    """A keyed probe's table (the fourth, fifth or sixth): serial njit, plan and answer key per
+    kernel, plan/serial and plan/key (figures are speedups: > 1 means the plan is faster)."""
     import os
 
     load = os.getloadavg()
@@ -151,13 +164,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="the fourth probe (heldout_probe4.py) with its answer keys timed")
     ap.add_argument("--probe5", action="store_true",
                     help="the fifth probe (heldout_probe5.py) with its answer keys timed")
+    ap.add_argument("--probe6", action="store_true",
+                    help="the sixth probe (heldout_probe6.py) with its answer keys timed")
     a = ap.parse_args(argv)
-    if a.probe2 + a.probe3 + a.probe4 + a.probe5 > 1:
-        ap.error("--probe2, --probe3, --probe4 and --probe5 are exclusive")
-    if a.probe4 or a.probe5:
+    if a.probe2 + a.probe3 + a.probe4 + a.probe5 + a.probe6 > 1:
+        ap.error("--probe2, --probe3, --probe4, --probe5 and --probe6 are exclusive")
+    keyed = {4: a.probe4, 5: a.probe5, 6: a.probe6}
+    if any(keyed.values()):
         import importlib
 
-        which = 5 if a.probe5 else 4
+        which = next(k for k, on in keyed.items() if on)
         PROBES = importlib.import_module(f"tests.offload_corpus.heldout_probe{which}").PROBES
         names = [s for s in a.only.split(",") if s] or list(PROBES)
         return _print_keyed(names, PROBES, a.budget, a.scale, which)

@@ -1,0 +1,222 @@
+"""offload.analyze, offload.transform and offload.search on a sixth held-out probe
+(tests/offload_corpus/heldout_probe6.py): Python idioms and program shapes — module-level helpers
+(pure, tuple-returning, writing their argument), a module constant, keyword defaults,
+``continue`` and an early ``return``, ``while`` loops with their own counters,
+``reversed(range(n))`` and ``range(n - 1, -1, -1)``, buffer swaps and a fresh array per time
+step, a red-black sweep, wavefront and backward DP tables, scratch rows inside and outside the
+loop, 3-D arrays with ``shape[-1]``, ``x.size``/``len(x)``, complex128, boolean masks, integer
+bit operations, ternaries, returned tuples and counts, chained stores ``K[i, j] = K[j, i] = v``,
+``for row in A`` with a counter and a lag ``x[i - k]`` given at run time, each with an answer
+key. Verdicts match the semantics (a truly serial loop is never judged parallel); every loop the
+analysis lets run in parallel, alone, every function block alone, and the plan
+``offload.search`` keeps give the plain function's results on fresh inputs of small and odd
+sizes; every answer key gives the plain function's results."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+from hetlab import offload
+from hetlab.offload import GAOptions, MeasureOptions
+from hetlab.offload.runtime.measure import outputs_of
+
+from ._probe_checks import assert_verdicts, suite_function_names
+from .offload_corpus import heldout_probe as hp1
+from .offload_corpus import heldout_probe2 as hp2
+from .offload_corpus import heldout_probe3 as hp3
+from .offload_corpus import heldout_probe4 as hp4
+from .offload_corpus import heldout_probe5 as hp5
+from .offload_corpus import heldout_probe6 as hp
+from .test_offload_heldout_probe2 import _same
+
+pytest.importorskip("numba")
+
+#: a small, quick search checked against the serial njit
+QUICK = dict(targets=("numba",), budget=2, progress=False, reference="njit",
+             ga=GAOptions(population=2, generations=1),
+             measure=MeasureOptions(repeats=1, warmup=0, confirm=0, among_work=0))
+
+_HELPER_AUGASSIGN = (
+    "a module-level helper whose body is ``dst += src`` on a parameter is taken for PURE "
+    "(front/helpers.py, _is_pure, refuses stores to subscripts and attributes but not an "
+    "augmented assignment to a parameter name, which writes an array argument in place): the "
+    "call is modelled like math.exp, so row_prefix_via_helper's L1 (row i += row i - 1, a "
+    "recurrence) is judged parallel and its prange variant gives wrong results")
+
+#: (kernel, "L…"/"B…"/"verdict"/"search") that is WRONG today: known bugs of the engine, each with
+#: its diagnosis (the tests document them, strict xfail)
+KNOWN_WRONG: dict[tuple[str, str], str] = {
+    ("row_prefix_via_helper", "verdict"): _HELPER_AUGASSIGN,
+    ("row_prefix_via_helper", "L1"): _HELPER_AUGASSIGN,
+}
+
+
+def _xfail(name: str, what: str) -> list:
+    mark = KNOWN_WRONG.get((name, what))
+    return [pytest.mark.xfail(strict=True, reason=mark)] if mark else []
+
+
+def _agrees(probe, compiled, sizes) -> None:
+    """``compiled`` gives the plain function's result on fresh inputs of every size (keyword
+    arguments bound to positions: compiled variants take positional arguments)."""
+    for n in sizes:
+        want_args = probe.make(np.random.default_rng(n + 60), n)
+        got_args = probe.make(np.random.default_rng(n + 60), n)
+        want = outputs_of(probe.fn(*want_args, **probe.kwargs), want_args)
+        bound = inspect.signature(probe.fn).bind(*got_args, **probe.kwargs)
+        bound.apply_defaults()
+        got = outputs_of(compiled(*bound.args), got_args)
+        assert (why := _same(got, want, strict=False)) is None, (n, why)
+
+
+def _report(probe):
+    """The report ``search`` works from: the parameters given NumPy arrays named as arrays of
+    their rank (``searching/driver.py``)."""
+    args = probe.make(np.random.default_rng(0), probe.small)
+    params = inspect.signature(probe.fn).parameters
+    return offload.analyze(probe.fn, arrays={
+        p: a.ndim if a.dtype.kind in "biufc" else -1
+        for p, a in zip(params, args, strict=False) if isinstance(a, np.ndarray)})
+
+
+def _genes(report) -> list[str]:
+    """The loops the numba search may choose: the parallelizable ones and those parallel once
+    their arrays are privatized (a scratch row reused by every row)."""
+    private = set(report.transforms.privatizable())
+    return [lp.id for lp in report.loops if lp.parallelizable or lp.id in private]
+
+
+def _choices() -> list:
+    """(kernel, what) for every loop the search may choose and every function block."""
+    out = []
+    for name in sorted(hp.PROBES):
+        report = _report(hp.PROBES[name])
+        for what in _genes(report) + [b.id for b in report.blocks]:
+            out.append(pytest.param(name, what, id=f"{name}-{what}", marks=_xfail(name, what)))
+    return out
+
+
+def test_the_probe_is_big_enough_and_new():
+    assert len(hp.PROBES) == 30
+    assert all(p.key is not None and p.fn.__doc__ for p in hp.PROBES.values())
+    seen = suite_function_names() | {p.fn.__name__ for m in (hp1, hp2, hp3, hp4, hp5)
+                                     for p in m.PROBES.values()}
+    assert not {p.fn.__name__ for p in hp.PROBES.values()} & seen
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=_xfail(n, "verdict"))
+                                  for n in sorted(hp.PROBES)])
+def test_verdicts(name):
+    """The search's report (ranks known) has every verdict; ``analyze(fn)`` alone, which may
+    not know a subscript reads a number, never calls a serial loop parallel either."""
+    probe = hp.PROBES[name]
+    plain, ranked = offload.analyze(probe.fn), _report(probe)
+    for lp_id in probe.serial:
+        assert not plain.loop(lp_id).parallelizable, (lp_id, plain.loop(lp_id).why)
+    assert_verdicts(ranked, probe)
+    for lp_id in probe.limits:  # known conservative verdicts: kept serial, with a reason
+        lp = ranked.loop(lp_id)
+        assert not lp.parallelizable and lp.why, (lp_id, lp.verdict)
+    named = {*probe.parallel, *probe.reduction, *probe.serial, *probe.limits,
+             *probe.unsupported}
+    assert named == {lp.id for lp in ranked.loops}, "every loop has a decided verdict"
+
+
+CHOICES = _choices()
+
+
+@pytest.mark.parametrize(("name", "what"), CHOICES)
+def test_each_parallel_loop_and_block_alone(name, what):
+    """What the search may choose, one at a time: never a loop that carries a dependence
+    (unless privatizing its scratch arrays removes it; checked first: a race shows in the
+    results only now and then), and the variant gives the plain result."""
+    probe = hp.PROBES[name]
+    report = _report(probe)
+    assert what not in probe.serial or what in report.transforms.privatizable(), \
+        f"{what} carries a dependence but is offered in parallel"
+    chosen = dict(blocks=[what]) if what.startswith("B") else dict(loops=[what])
+    variant = offload.transform(report, **chosen)
+    _agrees(probe, variant.compile(), (*probe.sizes, probe.small + 3))
+
+
+def test_every_parallel_loop_together():
+    """Every parallelizable loop of a kernel at once (what a greedy plan would take), on the
+    kernels with more than one: the nests numba sees with prange inside prange."""
+    for name, probe in sorted(hp.PROBES.items()):
+        report = _report(probe)
+        loops = [lp.id for lp in report.loops if lp.parallelizable]
+        if len(loops) < 2 or (name, "verdict") in KNOWN_WRONG:
+            continue
+        _agrees(probe, offload.transform(report, loops=loops).compile(), probe.sizes)
+
+
+#: kernels with a loop the search may parallelize or a block it may replace
+SEARCHED = sorted({c.values[0] for c in CHOICES})
+
+
+@pytest.mark.parametrize("name", SEARCHED)
+def test_search_gives_the_plain_result(name):
+    probe = hp.PROBES[name]
+    args = probe.make(np.random.default_rng(0), probe.small)
+    plan = offload.search(probe.fn, _bound(probe, args), **QUICK)
+    for lp_id in probe.serial:
+        assert lp_id not in plan.loops, (lp_id, plan.loops)
+    assert set(plan.loops) <= set(_genes(plan.report))
+    _agrees(probe, plan.compile(), (*probe.sizes, probe.small + 3))
+
+
+def _bound(probe, args):
+    """``args`` with the probe's keyword arguments bound to their positions."""
+    bound = inspect.signature(probe.fn).bind(*args, **probe.kwargs)
+    bound.apply_defaults()
+    return tuple(bound.args)
+
+
+@pytest.mark.parametrize("name", sorted(hp.PROBES))
+def test_the_answer_key_gives_the_plain_result(name):
+    probe = hp.PROBES[name]
+    _agrees(probe, probe.key, (*probe.sizes, probe.small + 3))
+
+
+# -- the probe's reproducers of the bug it found (open: strict xfail) ---------------------------
+def _add_into(dst, src):
+    dst += src
+
+
+def _add_through_local(dst, src):
+    t = dst
+    t += src
+
+
+def _double(v):
+    v *= 2.0
+
+
+def rows_prefix_helper(A):
+    """Row i += row i - 1 through ``_add_into`` (a recurrence over i)."""
+    for i in range(1, A.shape[0]):
+        _add_into(A[i], A[i - 1])
+
+
+def rows_prefix_helper_local(A):
+    """The same through a local bound to the parameter (``t = dst; t += src``)."""
+    for i in range(1, A.shape[0]):
+        _add_through_local(A[i], A[i - 1])
+
+
+def overlapping_doubling(x):
+    """x[i - 1:i + 1] doubled in place by a helper: neighbouring iterations share an element
+    (each element doubled twice: a read-modify-write race in parallel)."""
+    for i in range(1, x.shape[0]):
+        _double(x[i - 1:i + 1])
+
+
+@pytest.mark.xfail(strict=True, reason=_HELPER_AUGASSIGN)
+@pytest.mark.parametrize("fn", [rows_prefix_helper, rows_prefix_helper_local,
+                                overlapping_doubling])
+def test_a_helper_writing_its_argument_in_place_keeps_the_loop_serial(fn):
+    for report in (offload.analyze(fn), offload.analyze(fn, arrays={"A": 2, "x": 1})):
+        assert not report.loop("L1").parallelizable, report.loop("L1").why
