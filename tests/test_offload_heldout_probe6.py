@@ -39,19 +39,11 @@ QUICK = dict(targets=("numba",), budget=2, progress=False, reference="njit",
              ga=GAOptions(population=2, generations=1),
              measure=MeasureOptions(repeats=1, warmup=0, confirm=0, among_work=0))
 
-_HELPER_AUGASSIGN = (
-    "a module-level helper whose body is ``dst += src`` on a parameter is taken for PURE "
-    "(front/helpers.py, _is_pure, refuses stores to subscripts and attributes but not an "
-    "augmented assignment to a parameter name, which writes an array argument in place): the "
-    "call is modelled like math.exp, so row_prefix_via_helper's L1 (row i += row i - 1, a "
-    "recurrence) is judged parallel and its prange variant gives wrong results")
-
 #: (kernel, "L…"/"B…"/"verdict"/"search") that is WRONG today: known bugs of the engine, each with
-#: its diagnosis (the tests document them, strict xfail)
-KNOWN_WRONG: dict[tuple[str, str], str] = {
-    ("row_prefix_via_helper", "verdict"): _HELPER_AUGASSIGN,
-    ("row_prefix_via_helper", "L1"): _HELPER_AUGASSIGN,
-}
+#: its diagnosis (the tests document them, strict xfail). The probe's one finding, a helper
+#: whose body is ``dst += src`` taken for pure (row_prefix_via_helper's L1 judged parallel, its
+#: prange variant wrong), is fixed in front/helpers.py (_updates_in_place_safely).
+KNOWN_WRONG: dict[tuple[str, str], str] = {}
 
 
 def _xfail(name: str, what: str) -> list:
@@ -181,7 +173,7 @@ def test_the_answer_key_gives_the_plain_result(name):
     _agrees(probe, probe.key, (*probe.sizes, probe.small + 3))
 
 
-# -- the probe's reproducers of the bug it found (open: strict xfail) ---------------------------
+# -- the probe's reproducers of the bug it found (fixed) ----------------------------------------
 def _add_into(dst, src):
     dst += src
 
@@ -214,9 +206,38 @@ def overlapping_doubling(x):
         _double(x[i - 1:i + 1])
 
 
-@pytest.mark.xfail(strict=True, reason=_HELPER_AUGASSIGN)
 @pytest.mark.parametrize("fn", [rows_prefix_helper, rows_prefix_helper_local,
                                 overlapping_doubling])
 def test_a_helper_writing_its_argument_in_place_keeps_the_loop_serial(fn):
     for report in (offload.analyze(fn), offload.analyze(fn, arrays={"A": 2, "x": 1})):
         assert not report.loop("L1").parallelizable, report.loop("L1").why
+
+
+def _sum_of(v):
+    s = 0.0
+    for k in range(v.shape[0]):
+        s += v[k]
+    return s
+
+
+def _scaled_copy(v, c):
+    acc = np.zeros(v.shape[0])
+    acc += v
+    acc *= c
+    return acc
+
+
+def row_sums_by_helpers(A, out, B):
+    for i in range(A.shape[0]):
+        out[i] = _sum_of(A[i])
+        B[i, :] = _scaled_copy(A[i], 2.0)
+
+
+def test_a_helper_updating_its_own_numbers_and_arrays_stays_pure():
+    report = offload.analyze(row_sums_by_helpers, arrays={"A": 2, "out": 1, "B": 2})
+    assert report.loop("L1").verdict == "parallel", report.loop("L1").why
+    A = np.random.default_rng(4).random((9, 5))
+    out, B = np.zeros(9), np.zeros((9, 5))
+    offload.transform(report, ["L1"]).compile()(A, out, B)
+    np.testing.assert_allclose(out, A.sum(axis=1), rtol=1e-12)
+    np.testing.assert_array_equal(B, 2.0 * A)

@@ -2,7 +2,9 @@
 
 A helper (``def _clamp01(v): return 0.0 if v < 0.0 else …`` at module level, called by name in
 the loop) is **pure** when its own source shows it cannot write state or read changing state:
-no store into a subscript or attribute (it cannot write its arguments), no ``global`` /
+no store into a subscript or attribute (it cannot write its arguments), no ``v += e`` unless
+``v`` holds a number or an array the helper allocated (on an argument, or a view of one, it
+writes in place), no ``global`` /
 ``nonlocal``, no ``yield``, ``try``, nested ``def``, lambda, class or comprehension, no closure
 cells, globals read only when they are modules, numbers or other pure helpers, and calls only to
 the pure builtins, ``math``/``cmath``/``numpy`` functions that write nothing
@@ -56,6 +58,65 @@ def _tree(fn: types.FunctionType) -> ast.FunctionDef | None:
     return defs[0] if defs and not defs[0].decorator_list else None
 
 
+#: NumPy functions whose result is a fresh array or a number, never a view of an argument
+_NP_FRESH = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like",
+                       "empty_like", "full_like", "array", "copy", "arange", "linspace", "eye",
+                       "identity", "sqrt", "exp", "log", "abs", "sin", "cos", "tanh", "sum",
+                       "prod", "mean", "dot", "maximum", "minimum", "clip", "where"})
+_NUMBER_ATTRS = frozenset({"shape", "size", "ndim"})
+
+
+def _updates_in_place_safely(tree: ast.FunctionDef, params: set[str],
+                             ns: dict[str, Any]) -> bool:
+    """Whether every augmented assignment to a name (``v += e``) updates a number or an
+    array the helper allocated: on an array argument, or a local bound to one or to a view
+    of one (``t = dst``, ``t = dst[1:]``, ``t = x[0]`` of a 2-D ``x``), ``+=`` writes the
+    caller's array in place."""
+    binds: dict[str, list[ast.AST]] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                for m in ast.walk(t):
+                    if isinstance(m, ast.Name):  # a tuple target: the element is unknown
+                        binds.setdefault(m.id, []).append(
+                            n.value if isinstance(t, ast.Name) and n.value is not None
+                            else ast.Name("?", ast.Load()))
+        elif isinstance(n, ast.For):
+            for m in ast.walk(n.target):
+                if isinstance(m, ast.Name):
+                    ok = isinstance(n.target, ast.Name) and isinstance(n.iter, ast.Call) \
+                        and isinstance(n.iter.func, ast.Name) and n.iter.func.id == "range"
+                    binds.setdefault(m.id, []).append(
+                        ast.Constant(0) if ok else ast.Name("?", ast.Load()))
+
+    def fresh(e: ast.AST, seen: frozenset[str]) -> bool:
+        if isinstance(e, ast.Constant):
+            return True
+        if isinstance(e, (ast.BinOp, ast.UnaryOp, ast.Compare)):
+            return True  # a new array or a number
+        if isinstance(e, ast.IfExp):
+            return fresh(e.body, seen) and fresh(e.orelse, seen)
+        if isinstance(e, ast.Name):
+            return e.id not in params and e.id not in seen and e.id in binds and all(
+                fresh(v, seen | {e.id}) for v in binds[e.id])
+        if isinstance(e, ast.Attribute):
+            return e.attr in ("size", "ndim")
+        if isinstance(e, ast.Subscript):
+            return isinstance(e.value, ast.Attribute) and e.value.attr == "shape"
+        if isinstance(e, ast.Call):
+            f = e.func
+            if isinstance(f, ast.Name) and f.id in _PURE_BUILTINS and f.id not in binds:
+                return True
+            chain = np_call_chain(f, ns)
+            return chain is not None and (chain[0] in ("math", "cmath") or (
+                chain[0] == "numpy" and len(chain) == 2 and chain[1] in _NP_FRESH))
+        return False
+
+    return all(fresh(ast.Name(n.target.id, ast.Load()), frozenset())
+               for n in ast.walk(tree)
+               if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name))
+
+
 def _is_pure(fn: types.FunctionType, seen: tuple[Any, ...]) -> bool:
     if fn in seen or len(seen) >= _MAX_DEPTH or fn.__closure__:
         return False
@@ -69,6 +130,8 @@ def _is_pure(fn: types.FunctionType, seen: tuple[Any, ...]) -> bool:
     ns = fn.__globals__
     local = params | {n.id for n in ast.walk(tree)
                       if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    if not _updates_in_place_safely(tree, params, ns):
+        return False
     for node in ast.walk(tree):
         if isinstance(node, _FORBIDDEN) and node is not tree:
             return False

@@ -25,8 +25,8 @@ from ..analysis.dotinto import INTO
 from ..analysis.report import Report
 from ..analysis.transforms import apply_transforms, tag_loops
 from ..analysis.transforms.accumulate import promote_accumulators
-from ..analysis.transforms.slices import slice_loops
 from ..analysis.transforms.partials import local_partials
+from ..analysis.transforms.slices import slice_loops
 from ..analysis.transforms.statements import splice
 from ..runtime.guard import AliasGuard, check_on_alias
 from .steps import unit_step_pranges
