@@ -7,7 +7,9 @@
 - an inner loop's variable read after that loop is carried from an earlier iteration when the
   inner loop may run no iteration (``range(i % 3)``), and private when it provably runs;
 - ``for i, (a, b) in enumerate(zip(x, y))`` and ``zip(enumerate(x, s), y)`` are range loops,
-  and a range bounded by ``min(len(x), len(y))`` (no affine upper bound) still starts at 0.
+  and a range bounded by ``min(len(x), len(y))`` (no affine upper bound) still starts at 0;
+- ``reversed(range(a, b))`` (step 1 or -1) is a range with the opposite step, ``reversed(x)``
+  reads ``x`` from its end.
 """
 
 from __future__ import annotations
@@ -119,6 +121,34 @@ def copy_min_length(x, y, out):
         out[i] = x[i] + y[i]
 
 
+def ramp_backwards(x, out):
+    n = len(x)
+    for i in reversed(range(n)):
+        out[i] = x[n - 1 - i] * (i + 1)
+
+
+def solve_backwards(d, e, b, x):
+    n = d.shape[0]
+    x[n - 1] = b[n - 1] / d[n - 1]
+    for i in reversed(range(n - 1)):
+        x[i] = (b[i] - e[i] * x[i + 1]) / d[i]
+
+
+def count_up_reversed(x, out):
+    for i in reversed(range(len(x) - 1, 0, -1)):  # 1, 2, …, n - 1
+        out[i] = out[i - 1] + x[i]
+
+
+def every_other_backwards(x, out):
+    for i in reversed(range(0, len(x), 2)):  # step 2: left as written
+        out[i] = x[i]
+
+
+def last_first(x, out):
+    for i, v in enumerate(reversed(x)):
+        out[i] = v
+
+
 def _run(fn, args, loops):
     """(plain result, variant result) of ``fn`` on copies of ``args``."""
     want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
@@ -204,3 +234,29 @@ def test_a_range_bounded_by_a_minimum_of_lengths_starts_at_zero():
     x, y = np.arange(9.0), np.arange(12.0)
     want, got = _run(copy_min_length, (x, y, np.zeros(9)), ["L1"])
     np.testing.assert_array_equal(got[2], want[2])
+
+
+def test_reversed_ranges_and_sequences_are_range_loops():
+    g = np.random.default_rng(5)
+    x = g.random(17)
+    assert offload.analyze(ramp_backwards).loop("L1").verdict == "parallel"
+    want, got = _run(ramp_backwards, (x, np.zeros(17)), ["L1"])
+    np.testing.assert_array_equal(got[1], want[1])
+    d, e, b = g.random(17) + 1.0, g.random(17), g.random(17)
+    assert offload.analyze(solve_backwards).loop("L1").verdict == "sequential"
+    want, got = _run(solve_backwards, (d, e, b, np.zeros(17)), [])
+    np.testing.assert_array_equal(got[3], want[3])
+    assert offload.analyze(count_up_reversed).loop("L1").verdict == "sequential"
+    want, got = _run(count_up_reversed, (x, np.zeros(17)), [])
+    np.testing.assert_array_equal(got[1], want[1])
+    assert offload.analyze(every_other_backwards).loop("L1").verdict == "unsupported"
+    plan = offload.search(every_other_backwards, (x, np.zeros(17)), **QUICK)
+    out = np.zeros(17)
+    plan.compile()(x, out)
+    np.testing.assert_array_equal(out[::2], x[::2])
+    # v = x[len(x) - 1 - i] may be a view without ranks; with them (the search) a number
+    report = offload.analyze(last_first, arrays={"x": 1, "out": 1})
+    assert report.loop("L1").verdict == "parallel"
+    out = np.zeros(17)
+    offload.transform(report, ["L1"]).compile()(x, out)
+    np.testing.assert_array_equal(out, x[::-1])

@@ -44,8 +44,6 @@ MOD = 1_000_003
 _TUPLE_HELPER = ("qx, qy = helper(…) unpacks a call's result: the names may be views (the "
                  "helper's return type is not followed), so the stores into Q keep the loop "
                  "sequential")
-_REVERSED = ("``for i in reversed(range(n))``: only range/enumerate/zip over names are read as "
-             "range loops; the loop is refused (unsupported)")
 _FRESH_REBOUND = ("``new = np.empty_like(u)`` each step, then ``u = new``: u is also bound to the "
                   "argument and to new, so new may share memory with u in the sweep")
 _FRESH_WHOLE = ("tmp = np.empty(m) allocated in each iteration and read whole (np.max(tmp)): the "
@@ -506,7 +504,7 @@ PROBES: dict[str, Probe6] = {
         key=keys.upper_bidiag_solve_reversed, sizes=(1, 2, 7), moderate=200_000),
     "reversed_ramp_weights": Probe6(
         reversed_ramp_weights, lambda g, n: (g.random(n), np.zeros(n)),
-        limits={"L1": _REVERSED},
+        parallel=("L1",),
         key=keys.reversed_ramp_weights, sizes=(0, 1, 2, 7), moderate=400_000),
     "min_cost_to_corner": Probe6(
         min_cost_to_corner, lambda g, n: (g.random((n, n + 2)), np.zeros((n, n + 2))),

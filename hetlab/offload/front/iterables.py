@@ -7,7 +7,9 @@
   ``i``: a hidden index, ``i = _hl_i_v + s``);
 - ``for a, b in zip(X, Y):`` → ``for _hl_i_a in range(min(len(X), len(Y))): a = X[…]; b = Y[…]``;
 - nested, with targets of the same shape: ``for i, (a, b) in enumerate(zip(X, Y)):`` →
-  ``for i in range(min(len(X), len(Y))): a = X[i]; b = Y[i]``.
+  ``for i in range(min(len(X), len(Y))): a = X[i]; b = Y[i]``;
+- ``for i in reversed(range(a, b)):`` → ``for i in range(b - 1, a - 1, -1):`` (step 1 or -1
+  only; numba cannot type ``reversed``), and ``reversed(X)`` yields ``X[len(X) - 1 - k]``.
 
 Iterating an array (or a list, a tuple, a string) yields ``X[0]``, ``X[1]``, … read when each
 iteration starts, which is what the rewrite reads. Only plain names are rewritten, and only when
@@ -37,7 +39,7 @@ from typing import Any
 
 __all__ = ["range_for_iterables"]
 
-_BUILTINS = ("enumerate", "zip", "len", "min", "range")
+_BUILTINS = ("enumerate", "zip", "len", "min", "range", "reversed")
 
 
 def _stored(body: list[ast.stmt]) -> set[str]:
@@ -82,13 +84,13 @@ class _Seq:
     iterables (``items``, length the shortest) or ``enumerate`` of one (``start``, ``items``
     one long)."""
 
-    kind: str  #: "name", "zip" or "enumerate"
+    kind: str  #: "name", "zip", "enumerate" or "reversed" (of a name)
     name: str = ""
     items: tuple[_Seq, ...] = ()
     start: ast.expr | None = None
 
     def length(self) -> ast.expr:
-        if self.kind == "name":
+        if self.kind in ("name", "reversed"):
             return ast.Call(_load("len"), [_load(self.name)], [])
         if self.kind == "enumerate":
             return self.items[0].length()
@@ -102,6 +104,9 @@ def _sequence(it: ast.expr, plain) -> _Seq | None:
         return _Seq("name", it.id)
     if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)):
         return None
+    if it.func.id == "reversed" and not it.keywords and len(it.args) == 1 \
+            and plain(it.args[0]):
+        return _Seq("reversed", it.args[0].id)
     if it.func.id == "enumerate" and not it.keywords and len(it.args) in (1, 2):
         inner = _sequence(it.args[0], plain)
         start = it.args[1] if len(it.args) == 2 else ast.Constant(0)
@@ -118,11 +123,13 @@ def _bind(tgt: ast.expr, seq: _Seq, index: ast.expr, out: list[ast.stmt]) -> boo
     """Append to ``out`` the assignments that bind ``tgt`` to element ``index`` of ``seq``;
     False when the target's shape does not match the element's (unpacking a row of an
     array, say)."""
-    if seq.kind == "name":
+    if seq.kind in ("name", "reversed"):
         if not isinstance(tgt, ast.Name):
             return False
+        at = _copy(index) if seq.kind == "name" else ast.BinOp(ast.BinOp(
+            seq.length(), ast.Sub(), ast.Constant(1)), ast.Sub(), _copy(index))
         out.append(ast.Assign([ast.Name(tgt.id, ast.Store())],
-                              ast.Subscript(_load(seq.name), _copy(index), ast.Load())))
+                              ast.Subscript(_load(seq.name), at, ast.Load())))
         return True
     parts = (None, seq.items[0]) if seq.kind == "enumerate" else seq.items
     if not (isinstance(tgt, ast.Tuple) and len(tgt.elts) == len(parts)):
@@ -137,6 +144,27 @@ def _bind(tgt: ast.expr, seq: _Seq, index: ast.expr, out: list[ast.stmt]) -> boo
         elif not _bind(t, part, index, out):
             return False
     return True
+
+
+def _reversed_range(r: ast.expr) -> ast.Call | None:
+    """``range(b - 1, a - 1, -1)`` for ``range(a, b)`` (``range(b)``: from 0), ``range(b + 1,
+    a + 1)`` for ``range(a, b, -1)``; None for another step (its last element depends on the
+    trip count) or anything but ``range``."""
+    if not (isinstance(r, ast.Call) and isinstance(r.func, ast.Name) and r.func.id == "range"
+            and not r.keywords and 1 <= len(r.args) <= 3
+            and not any(isinstance(a, ast.Starred) for a in r.args)):
+        return None
+    args = [ast.Constant(0), *r.args] if len(r.args) == 1 else list(r.args)
+    step = args[2] if len(args) == 3 else ast.Constant(1)
+    value = ast.literal_eval(step) if isinstance(step, (ast.Constant, ast.UnaryOp)) else None
+    if value not in (1, -1) or isinstance(value, bool):
+        return None
+    def minus(e: ast.expr) -> ast.expr:
+        if isinstance(e, ast.Constant) and type(e.value) is int:
+            return ast.Constant(e.value - value)
+        return ast.BinOp(_copy(e), ast.Sub() if value == 1 else ast.Add(), ast.Constant(1))
+
+    return ast.Call(_load("range"), [minus(args[1]), minus(args[0]), ast.Constant(-value)], [])
 
 
 def _first_name(tgt: ast.expr) -> str:
@@ -154,6 +182,12 @@ def _rewrite(node: ast.For, avoid: set[str], namespace: dict[str, Any]) -> bool:
                 and e.id not in avoid)
 
     it, tgt = node.iter, node.target
+    if (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "reversed"
+            and len(it.args) == 1 and not it.keywords):
+        backwards = _reversed_range(it.args[0])
+        if backwards is not None:
+            node.iter = ast.copy_location(backwards, node.iter)
+            return True
     seq = _sequence(it, plain)
     if seq is None or not any(isinstance(n, ast.Name) for n in ast.walk(tgt)) or any(
             not isinstance(n, (ast.Name, ast.Tuple, ast.Store, ast.Load))
