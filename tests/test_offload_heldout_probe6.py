@@ -241,3 +241,18 @@ def test_a_helper_updating_its_own_numbers_and_arrays_stays_pure():
     offload.transform(report, ["L1"]).compile()(A, out, B)
     np.testing.assert_allclose(out, A.sum(axis=1), rtol=1e-12)
     np.testing.assert_array_equal(B, 2.0 * A)
+
+
+def test_a_helper_writing_its_argument_is_compiled_with_the_function():
+    """The row loop stays as written (the helper writes through its argument), but the helper
+    is compiled with the function: the plan is no plain-Python fallback (probe 6 saw 0.07× the
+    key while both ran in Python)."""
+    probe = hp.PROBES["normalize_rows_by_helper"]
+    assert offload.analyze(probe.fn).loop("L1").verdict == "unsupported"
+    A = np.random.default_rng(6).random((12, 9)) + 0.1
+    plan = offload.search(probe.fn, (A.copy(),), **QUICK)
+    assert not plan.fallback and not plan.loops
+    got, want = A.copy(), A.copy()
+    plan.compile()(got)
+    probe.fn(want)
+    np.testing.assert_allclose(got, want, rtol=1e-12)

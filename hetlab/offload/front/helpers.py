@@ -117,7 +117,9 @@ def _updates_in_place_safely(tree: ast.FunctionDef, params: set[str],
                if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name))
 
 
-def _is_pure(fn: types.FunctionType, seen: tuple[Any, ...]) -> bool:
+def _is_pure(fn: types.FunctionType, seen: tuple[Any, ...], writes_ok: bool = False) -> bool:
+    """Whether ``fn`` is a pure helper (module docstring); ``writes_ok``: whether it is one
+    but for writing its arguments (element stores, ``+=`` on them), which numba compiles too."""
     if fn in seen or len(seen) >= _MAX_DEPTH or fn.__closure__:
         return False
     tree = _tree(fn)
@@ -130,13 +132,13 @@ def _is_pure(fn: types.FunctionType, seen: tuple[Any, ...]) -> bool:
     ns = fn.__globals__
     local = params | {n.id for n in ast.walk(tree)
                       if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    if not _updates_in_place_safely(tree, params, ns):
+    if not writes_ok and not _updates_in_place_safely(tree, params, ns):
         return False
     for node in ast.walk(tree):
         if isinstance(node, _FORBIDDEN) and node is not tree:
             return False
-        if isinstance(node, (ast.Subscript, ast.Attribute)) and not isinstance(node.ctx,
-                                                                               ast.Load):
+        if isinstance(node, (ast.Subscript, ast.Attribute)) and not isinstance(
+                node.ctx, ast.Load) and not (writes_ok and isinstance(node, ast.Subscript)):
             return False
         if isinstance(node, ast.Call):
             f = node.func
@@ -151,7 +153,8 @@ def _is_pure(fn: types.FunctionType, seen: tuple[Any, ...]) -> bool:
                     return False
                 continue
             if isinstance(f, ast.Name) and f.id not in local and isinstance(
-                    ns.get(f.id), types.FunctionType) and _is_pure(ns[f.id], (*seen, fn)):
+                    ns.get(f.id), types.FunctionType) and _is_pure(ns[f.id], (*seen, fn),
+                                                                   writes_ok):
                 continue
             return False
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
@@ -173,14 +176,18 @@ def pure_helper(name: str, namespace: dict[str, Any]) -> types.FunctionType | No
 
 
 def jit_helpers(tree: ast.AST, namespace: dict[str, Any]) -> dict[str, Any]:
-    """``namespace`` with every pure helper ``tree`` calls by name (and the pure helpers those
-    call, in their own modules' globals seen by numba) bound as ``numba.njit(helper)``."""
+    """``namespace`` with every helper ``tree`` calls by name that is pure but for writing
+    its arguments (and the helpers those call, in their own modules' globals seen by numba)
+    bound as ``numba.njit(helper)``: a loop calling one that writes stays as written (an
+    unknown call to the analysis), but the function still compiles."""
     import numba
 
     out = dict(namespace)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            fn = pure_helper(node.func.id, namespace)
+            obj = namespace.get(node.func.id)
+            fn = obj if isinstance(obj, types.FunctionType) and obj.__name__ != "<lambda>" \
+                and _is_pure(obj, (), writes_ok=True) else None
             if fn is not None:
                 out[node.func.id] = _jitted(fn, numba)
     return out
