@@ -264,14 +264,30 @@ def largest_through_a_call(x):
     return m
 
 
+def smallest_ternary(x):
+    m = np.inf
+    for i in range(x.shape[0]):
+        m = abs(x[i]) if abs(x[i]) < m else m
+    return m
+
+
+def largest_ternary_flipped(x):
+    """``m = m if m > v else v`` takes v when the test is false, a NaN v too: not folded."""
+    m = -np.inf
+    for i in range(x.shape[0]):
+        m = m if m > x[i] else x[i]
+    return m
+
+
 def test_conditional_extrema_are_reductions():
     from tests.offload_corpus.heldout_probe import softmax_rows
 
     assert offload.analyze(softmax_rows).loop("L2").reductions == {"mx": "max"}
     assert offload.analyze(largest).loop("L1").reductions == {"m": "max"}
     assert offload.analyze(smallest_abs).loop("L1").reductions == {"m": "min"}
+    assert offload.analyze(smallest_ternary).loop("L1").reductions == {"m": "min"}
     rng = np.random.default_rng(6)
-    for fn in (largest, smallest_abs):
+    for fn in (largest, smallest_abs, smallest_ternary):
         x = rng.standard_normal(3000)
         x[[5, 700, 2999]] = np.nan  # NaN compares false: skipped by both spellings
         got = offload.transform(fn, ["L1"]).compile()(x)
@@ -285,7 +301,7 @@ def test_conditional_extrema_are_reductions():
 
 def test_other_conditional_updates_are_left_alone():
     for fn in (largest_non_strict, largest_with_else, largest_other_value,
-               largest_through_a_call):
+               largest_through_a_call, largest_ternary_flipped):
         report = offload.analyze(fn)
         assert not report.loop("L1").parallelizable, fn.__name__
         assert "max(" not in offload.transform(fn).source, fn.__name__

@@ -6,7 +6,8 @@ maximum of a softmax, the largest residual). Python's ``max(m, e)`` returns ``m`
 is skipped both ways), so the two spellings compute the same value, and numba's ``max``/``min``
 of two scalars agrees. :func:`fold_extrema` rewrites the ``if`` in place when
 
-* the ``if`` has no ``else`` and its body is the single assignment ``m = e`` to a name;
+* the ``if`` has no ``else`` and its body is the single assignment ``m = e`` to a name (or
+  the statement is ``m = e if test else m``);
 * the test is ``e > m`` / ``m < e`` (max) or ``e < m`` / ``m > e`` (min), strict, with the
   same ``e`` as assigned (``>=`` keeps the later of equal values: left alone);
 * ``e`` has no side effects and does not read ``m``: names, constants, subscripts, arithmetic
@@ -88,6 +89,23 @@ def _fold(node: ast.If, namespace: dict[str, Any]) -> ast.Assign | None:
     return ast.fix_missing_locations(ast.copy_location(out, node))
 
 
+def _as_if(st: ast.If | ast.Assign) -> ast.If:
+    """``m = e if c else m`` as ``if c: m = e`` (the same value in every case, NaN included);
+    anything else unchanged (``m = m if c else e`` takes ``e`` when ``c`` is false, a NaN ``e``
+    too, where ``max`` keeps ``m``: not folded)."""
+    if isinstance(st, ast.If):
+        return st
+    nothing = ast.If(ast.Constant(False), [], [])  # what _fold refuses
+    if not (len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+            and isinstance(st.value, ast.IfExp)):
+        return nothing
+    m, v = st.targets[0].id, st.value
+    if not (isinstance(v.orelse, ast.Name) and v.orelse.id == m):
+        return nothing
+    body = ast.Assign([ast.Name(m, ast.Store())], v.body)
+    return ast.copy_location(ast.If(v.test, [ast.copy_location(body, st)], []), st)
+
+
 def fold_extrema(tree: ast.FunctionDef, namespace: dict[str, Any]) -> int:
     """Rewrite the conditional running extrema of ``tree`` in place (see the module's text);
     return how many were rewritten."""
@@ -99,8 +117,8 @@ def fold_extrema(tree: ast.FunctionDef, namespace: dict[str, Any]) -> int:
     count = 0
     for block in statement_lists(tree):
         for k, st in enumerate(block):
-            if isinstance(st, ast.If):
-                new = _fold(st, namespace)
+            if isinstance(st, (ast.If, ast.Assign)):
+                new = _fold(_as_if(st), namespace)
                 if new is not None:
                     block[k] = new
                     count += 1
