@@ -260,3 +260,28 @@ def test_reversed_ranges_and_sequences_are_range_loops():
     out = np.zeros(17)
     offload.transform(report, ["L1"]).compile()(x, out)
     np.testing.assert_array_equal(out, x[::-1])
+
+
+def shared_scratch_max(A, out):
+    tmp = np.zeros(A.shape[1])
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            tmp[j] += A[i, j]  # accumulates over the rows: carried
+        out[i] = np.max(tmp)
+
+
+def fresh_scratch_max(A, out):
+    for i in range(A.shape[0]):
+        tmp = np.empty(A.shape[1])  # a new array each row, written before it is read
+        for j in range(A.shape[1]):
+            tmp[j] = 2.0 * A[i, j]
+        out[i] = np.max(tmp) - np.min(tmp)
+
+
+def test_a_whole_read_of_an_array_allocated_in_the_iteration_is_private():
+    assert offload.analyze(fresh_scratch_max).loop("L1").verdict == "parallel"
+    lp = offload.analyze(shared_scratch_max).loop("L1")
+    assert lp.verdict == "sequential" and "tmp" in lp.why
+    A = np.random.default_rng(7).random((23, 6))
+    want, got = _run(fresh_scratch_max, (A, np.zeros(23)), ["L1"])
+    np.testing.assert_array_equal(got[1], want[1])

@@ -314,7 +314,9 @@ def _analyze_loop(loop: Loop, loops: list[Loop], tree: LoopTree,
     accesses, wrap_why = unmodelable_subscripts(loop, loops, tree.accesses, written, nonneg)
     deps = carried_dependences(loop, loops, accesses, written, private)
     rep.dependences = deps
-    whole_why = whole_array_reads(body, {a.array for a in accs if a.write},
+    # an array allocated afresh in each iteration before it is read (private) is read whole
+    # only within its iteration
+    whole_why = whole_array_reads(body, {a.array for a in accs if a.write} - private,
                                   loop.line - loop.node.lineno + 1)
     # a subscript that may be negative proves nothing (it may wrap around), but another
     # dimension of the same access may still prove two iterations apart (``out[c, t]`` over
