@@ -46,8 +46,6 @@ _TUPLE_HELPER = ("qx, qy = helper(…) unpacks a call's result: the names may be
                  "sequential")
 _FRESH_REBOUND = ("``new = np.empty_like(u)`` each step, then ``u = new``: u is also bound to the "
                   "argument and to new, so new may share memory with u in the sweep")
-_INDUCTION = ("``k += 1`` with ``out[k]``: a counter in step with the loop (an induction "
-              "variable) is a carried scalar, not substituted by the loop index")
 
 
 # -- module-level helpers ------------------------------------------------------------------------
@@ -561,5 +559,5 @@ PROBES: dict[str, Probe6] = {
         key=keys.lagged_feedback, sizes=(0, 1, 2, 7), moderate=1_600_000),
     "row_ranges_counter": Probe6(
         row_ranges_counter, lambda g, n: (g.random((n, n + 1)), np.zeros(n)),
-        limits={"L1": _INDUCTION}, key=keys.row_ranges_counter, sizes=(1, 2, 7), moderate=1000),
+        parallel=("L1",), key=keys.row_ranges_counter, sizes=(1, 2, 7), moderate=1000),
 }

@@ -12,6 +12,7 @@ from typing import Any
 
 from ...errors import InvalidInputError
 from .extrema import fold_extrema
+from .induction import substitute_counters
 from .iterables import range_for_iterables
 
 __all__ = ["FunctionSource", "read_function"]
@@ -100,6 +101,7 @@ def read_function(fn: Any) -> FunctionSource:
     namespace = {**fn.__globals__, **nonlocals}
     fold_extrema(tree, namespace)  # ``if e > m: m = e`` → ``m = max(m, e)`` (.extrema)
     range_for_iterables(tree, namespace)  # ``for i, v in enumerate(x)`` → range (.iterables)
+    substitute_counters(tree, namespace)  # ``k += 1`` in step with the loop → i (.induction)
     refusals = whole_function_refusals(tree, first, bound=original is not None)
     return FunctionSource(fn, fn.__name__, text, tree, namespace, first, refusals, original)
 
