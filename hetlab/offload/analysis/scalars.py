@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 
+from ..front.walk import exits_iteration
+
 __all__ = ["exposed_reads", "written_names", "reduction_op", "live_after", "exits_iteration",
            "breaks_out"]
 
@@ -146,25 +148,6 @@ def live_after(path: list[tuple[list[ast.stmt], int, str]], name: str) -> bool:
             if name in exposed:
                 return True
     return False
-
-
-def exits_iteration(body: list[ast.stmt]) -> bool:
-    """Whether ``body`` (a loop's body) may leave an iteration early: a ``break`` or
-    ``continue`` of that loop (not of a loop inside it), a ``return``, ``raise`` or ``yield``.
-    Such an iteration may skip an assignment that :func:`exposed_reads` counts as made."""
-    def visit(node: ast.AST, nested: bool) -> bool:
-        if isinstance(node, (ast.Break, ast.Continue)) and not nested:
-            return True
-        if isinstance(node, (ast.Return, ast.Raise, ast.Yield, ast.YieldFrom)):
-            return True
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            return False
-        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):  # ``else:`` is not inside
-            return any(visit(c, True) for c in node.body) or any(
-                visit(c, nested) for c in node.orelse)
-        return any(visit(c, nested) for c in ast.iter_child_nodes(node))
-
-    return any(visit(s, False) for s in body)
 
 
 def breaks_out(loop: ast.For | ast.While) -> bool:

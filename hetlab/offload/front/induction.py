@@ -45,8 +45,7 @@ import ast
 import builtins
 from typing import Any
 
-from ..analysis.scalars import exits_iteration
-from .walk import statement_lists
+from .walk import exits_iteration, statement_lists
 
 __all__ = ["substitute_counters"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-__all__ = ["statement_lists"]
+__all__ = ["statement_lists", "exits_iteration"]
 
 
 def statement_lists(tree: ast.AST) -> Iterator[list[ast.stmt]]:
@@ -22,3 +22,23 @@ def statement_lists(tree: ast.AST) -> Iterator[list[ast.stmt]]:
             block = getattr(node, field_, None)
             if isinstance(block, list) and block:
                 yield block
+
+
+def exits_iteration(body: list[ast.stmt]) -> bool:
+    """Whether ``body`` (a loop's body) may leave an iteration early: a ``break`` or
+    ``continue`` of that loop (not of a loop inside it), a ``return``, ``raise`` or ``yield``.
+    Such an iteration may skip an assignment that ``analysis.scalars.exposed_reads`` counts
+    as made."""
+    def visit(node: ast.AST, nested: bool) -> bool:
+        if isinstance(node, (ast.Break, ast.Continue)) and not nested:
+            return True
+        if isinstance(node, (ast.Return, ast.Raise, ast.Yield, ast.YieldFrom)):
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return False
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):  # ``else:`` is not inside
+            return any(visit(c, True) for c in node.body) or any(
+                visit(c, nested) for c in node.orelse)
+        return any(visit(c, nested) for c in ast.iter_child_nodes(node))
+
+    return any(visit(s, False) for s in body)
