@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..front.calls import hidden_write, np_call_chain
+from ..front.walk import statement_lists
 
 __all__ = ["UNKNOWN", "AliasInfo", "alias_info"]
 
@@ -80,6 +81,14 @@ class AliasInfo:
     distinct: tuple[frozenset[str], ...] = ()
     #: locals that hold a number at every binding (:func:`_scalar_names`)
     numbers: frozenset[str] = frozenset()
+    #: ({x, y}, ids of loop nodes) where ``x`` holds storage allocated afresh after ``y`` was
+    #: last bound: the two are distinct in those loops though ``y = x`` later (:func:`_fresh_pairs`)
+    fresh_pairs: tuple[tuple[frozenset[str], frozenset[int]], ...] = ()
+
+    def distinct_in(self, x: str, y: str, loop: ast.AST) -> bool:
+        """Whether ``x`` and ``y`` name distinct storage throughout ``loop`` (a node of the
+        function's tree) by :attr:`fresh_pairs`."""
+        return any(pair == {x, y} and id(loop) in ids for pair, ids in self.fresh_pairs)
 
     def roots_of(self, name: str) -> frozenset[str]:
         return self.roots.get(name, frozenset({name}))
@@ -444,6 +453,52 @@ def _swap_groups(p: _Pass) -> list[frozenset[str]]:
     return distinct
 
 
+def _fresh_pairs(tree: ast.FunctionDef, p: _Pass) -> tuple[tuple[frozenset[str],
+                                                                   frozenset[int]], ...]:
+    """The next iterate allocated afresh, then rebound to the current one::
+
+        for t in range(steps):
+            new = np.empty_like(u)      # a: new's only binding, a fresh allocation
+            for i in range(1, n - 1):   # loops between a and b: new and u are distinct
+                new[i] = 0.5 * (u[i - 1] + u[i + 1])
+            u = new                     # b: u bound to new; not bound between a and b
+
+    Flow-insensitively ``u`` may hold ``new``'s storage, but between ``a`` and ``b`` in one
+    statement list ``new`` holds storage allocated after ``u`` was last bound: no storage
+    that existed before ``a``, so not ``u``'s. Returns ``({new, u}, ids of the loops nested in
+    the statements between a and b)`` for each such pair."""
+    stores: dict[str, int] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            stores[n.id] = stores.get(n.id, 0) + 1
+    out = []
+    for block in statement_lists(tree):
+        for a, first in enumerate(block):
+            if not (isinstance(first, ast.Assign) and len(first.targets) == 1
+                    and isinstance(first.targets[0], ast.Name)):
+                continue
+            x = first.targets[0].id
+            if stores.get(x) != 1 or p.roots.get(x) != {x} or x in p.params:
+                continue  # not a single fresh allocation
+            for b in range(a + 1, len(block)):
+                s = block[b]
+                if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(
+                        s.targets[0], ast.Name) and isinstance(s.value, ast.Name) \
+                        and s.value.id == x and s.targets[0].id != x:
+                    y = s.targets[0].id
+                    between = block[a + 1:b]
+                    if any(isinstance(n, ast.Name) and n.id == y
+                           and isinstance(n.ctx, (ast.Store, ast.Del))
+                           for t in between for n in ast.walk(t)):
+                        break
+                    ids = frozenset(id(n) for t in between for n in ast.walk(t)
+                                    if isinstance(n, (ast.For, ast.While)))
+                    if ids:
+                        out.append((frozenset({x, y}), ids))
+                    break
+    return tuple(out)
+
+
 def _scalar_names(tree: ast.FunctionDef, namespace: dict[str, Any],
                   ndims: Mapping[str, int]) -> set[str]:
     """Locals that hold a number at every binding: each binding is a numeric literal, a
@@ -586,4 +641,5 @@ def alias_info(tree: ast.FunctionDef, namespace: dict[str, Any], line0: int,
     written = _written_roots(p)
     return AliasInfo(p.params, {k: frozenset(v) for k, v in p.roots.items()},
                      frozenset(written), dict(p.view_lines), frozenset(p.globals_read),
-                     frozenset(p.containers), tuple(distinct), frozenset(p.scalars))
+                     frozenset(p.containers), tuple(distinct), frozenset(p.scalars),
+                     _fresh_pairs(tree, p))

@@ -229,7 +229,7 @@ def _alias_reasons(loop: Loop, accs: list[Any], aliases: AliasInfo,
             reasons.append(f"{x} may not be freshly allocated storage{aliases.why(x)} (the "
                            "analysis cannot tell what it refers to)")
         for y in sorted(touched - {x} - bound_first):
-            if aliases.may_alias(x, y):
+            if aliases.may_alias(x, y) and not aliases.distinct_in(x, y, loop.node):
                 reasons.append(f"{x} (written) may share memory with {y}"
                                f"{aliases.why(x) or aliases.why(y)}: a view or alias the "
                                "dependence test cannot follow")
