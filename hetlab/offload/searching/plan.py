@@ -41,27 +41,31 @@ call the function itself.
     """
     import numpy as np
 
-    where = [(k, p, kinds[p]) for k, p in enumerate(params) if p in kinds]
+    where = tuple((k, p, *kinds[p]) for k, p in enumerate(params) if p in kinds)
+    nd = np.ndarray
+
+    def refuse(a: Any, p: str, ndim: int, floats: bool) -> None:
+        if ndim == 0:  # a number in the search: an array of any rank is refused
+            raise InvalidInputError(
+                f"offload: the plan of {name} was searched with {p} a number; got a "
+                f"{a.ndim}-D {a.dtype} array. Its code may rely on it (slice statements run "
+                "as element loops): search again with such arguments, or call the function "
+                "itself.")
+        what = "floating-point" if floats else "non-floating-point"
+        raise InvalidInputError(
+            f"offload: the plan of {name} was searched with {p} a {ndim}-D {what} array; got "
+            f"a {a.ndim}-D {a.dtype} array. Its code may rely on both (full-rank element reads "
+            "are numbers, float accumulators held in scalars): search again with such "
+            "arguments, or call the function itself.")
 
     def call(*args: Any) -> Any:
-        for k, p, (ndim, floats) in where:
-            a = args[k] if k < len(args) else None
-            if ndim == 0:  # a number in the search: refuse an array of any rank
-                if isinstance(a, np.ndarray) and a.ndim:
-                    raise InvalidInputError(
-                        f"offload: the plan of {name} was searched with {p} a number; got a "
-                        f"{a.ndim}-D {a.dtype} array. Its code may rely on it (slice "
-                        "statements run as element loops): search again with such arguments, "
-                        "or call the function itself.")
-                continue
-            if isinstance(a, np.ndarray) and (a.ndim != ndim or (a.dtype.kind in "fc")
-                                              != floats):
-                what = "floating-point" if floats else "non-floating-point"
-                raise InvalidInputError(
-                    f"offload: the plan of {name} was searched with {p} a {ndim}-D {what} "
-                    f"array; got a {a.ndim}-D {a.dtype} array. Its code may rely on both "
-                    "(full-rank element reads are numbers, float accumulators held in "
-                    "scalars): search again with such arguments, or call the function itself.")
+        n = len(args)
+        for k, p, ndim, floats in where:
+            if k < n:
+                a = args[k]
+                if isinstance(a, nd) and (a.ndim if ndim == 0 else (
+                        a.ndim != ndim or (a.dtype.kind in "fc") != floats)):
+                    refuse(a, p, ndim, floats)
         return impl(*args)
 
     return call
