@@ -472,7 +472,8 @@ def _descendants(loop: Loop, loops: list[Loop]) -> list[int]:
 
 
 def analyze(fn: Callable[..., Any] | FunctionSource, *,
-            arrays: Iterable[str] | Mapping[str, int] = ()) -> Report:
+            arrays: Iterable[str] | Mapping[str, int] = (),
+            fortran: Iterable[str] = ()) -> Report:
     """Find the loop nests of ``fn`` and decide, per loop, whether it may run in parallel.
 
     Parameters
@@ -487,14 +488,19 @@ def analyze(fn: Callable[..., Any] | FunctionSource, *,
         gives each array's number of dimensions, -1 for an array whose elements are not
         numbers (``{"A": 2}``, as ``search`` passes): a full-rank element read of a numeric
         array (``s = A[j, j]``) is then a number, not a view.
+    fortran : iterable of str, optional
+        Array parameters stored in Fortran (column-major) order (``search`` passes those of
+        its arguments that are F- but not C-contiguous, a transposed view ``A.T`` among
+        them): their first subscript is the unit-stride one, which the loop interchange
+        for unit stride weighs (a speed choice only: any layout gives the same results).
 
     Returns
     -------
     Report
         One :class:`LoopReport` per loop in source order: read/write sets, private scalars,
         reductions, carried dependences (with distance vectors) and the verdict. Constructs
-        that cannot be analyzed (``break`` out of a ``for``, unknown calls, attributes, global
-        writes) make the loops around them ``"unsupported"`` (reason ``"unsupported:
+        that cannot be analyzed (unknown calls, attributes, global writes; a ``break`` for
+        the ``for`` it leaves) make the loops around them ``"unsupported"`` (reason ``"unsupported:
         <construct> at line N"``; a ``while`` loop inside them is analyzed as part of their
         iterations); a function
         numba cannot compile as called (``*args``, ``**kwargs``, keyword-only parameters, a
@@ -541,4 +547,5 @@ def analyze(fn: Callable[..., Any] | FunctionSource, *,
     for b in blocks:  # the blocks' parallel helpers, defined in the namespace copy (.parhelp)
         install(b.numba_call or b.call, src.namespace)
     return Report(src.name, src.params, reports, tree.notes, src, blocks, aliases,
-                  find_transforms(src.tree, tree, reports, aliases), array_ranks=ndims)
+                  find_transforms(src.tree, tree, reports, aliases, frozenset(fortran)),
+                  array_ranks=ndims)

@@ -199,7 +199,10 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
     known = {p: a.ndim if a.dtype.kind in "biufc" else -1
              for p, a in zip(src.params, args, strict=False)
              if isinstance(a, np.ndarray)} if isinstance(args, (tuple, list)) else {}
-    report = analyze(src, arrays=known)
+    column_major = [p for p, a in zip(src.params, args, strict=False)
+                    if isinstance(a, np.ndarray) and a.ndim > 1 and a.flags.f_contiguous
+                    and not a.flags.c_contiguous] if isinstance(args, (tuple, list)) else []
+    report = analyze(src, arrays=known, fortran=column_major)
     report.float_arrays = frozenset(p for p, a in zip(src.params, args, strict=False)
                                     if isinstance(a, np.ndarray) and a.dtype.kind in "fc")
     report.scalar_params = frozenset(p for p, a in zip(src.params, args, strict=False)

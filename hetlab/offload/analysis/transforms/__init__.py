@@ -46,10 +46,11 @@ __all__ = ["Interchange", "Privatization", "Transforms", "plan_transforms",
 
 
 def find_transforms(func: ast.FunctionDef, tree: LoopTree, reps: list[LoopReport],
-                    aliases: AliasInfo) -> Transforms:
+                    aliases: AliasInfo, fortran: frozenset[str] = frozenset()) -> Transforms:
     """The legal transformations of ``func``'s loops, with the lines of the fixed passes as
-    the numba variant applies them (a rewrite of a copy of ``func``)."""
-    xf = plan_transforms(tree, reps, aliases)
+    the numba variant applies them (a rewrite of a copy of ``func``); ``fortran``: array
+    parameters stored column-major (their first subscript is the unit-stride one)."""
+    xf = plan_transforms(tree, reps, aliases, fortran)
     xf.tilings = plan_tiling(tree, reps, aliases, xf.refused)
     probe = copy.deepcopy(func)
     tag_loops(probe, [r.id for r in reps])

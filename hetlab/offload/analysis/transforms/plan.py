@@ -123,16 +123,18 @@ def _rectangular(band: list[Loop]) -> bool:
     return True
 
 
-def _stride_score(var: str, accs: list[Any]) -> int:
-    """+1 per access whose last subscript walks ``var`` with unit step, −1 per access where
-    ``var`` moves an earlier subscript (a strided walk); writes count double."""
+def _stride_score(var: str, accs: list[Any], fortran: frozenset[str] = frozenset()) -> int:
+    """+1 per access whose unit-stride subscript (the last; the first of an array in
+    ``fortran``, column-major) walks ``var`` with unit step, −1 per access where ``var`` moves
+    another subscript (a strided walk); writes count double."""
     score = 0
     for a in accs:
         if not a.subs or any(s is None for s in a.subs):
             continue
         weight = 2 if a.write else 1
-        last = a.subs[-1].coefs.get(var, 0)
-        early = any(var in s.coefs for s in a.subs[:-1])
+        subs = a.subs[::-1] if a.array in fortran else a.subs
+        last = subs[-1].coefs.get(var, 0)
+        early = any(var in s.coefs for s in subs[:-1])
         if early:
             score -= weight
         elif abs(last) == 1:
@@ -190,7 +192,8 @@ def _groups_share_scalars(loop: Loop, child: Loop) -> bool:
 
 
 def _plan_interchange(loop: Loop, loops: list[Loop], tree: LoopTree,
-                      reps: list[LoopReport], refused: list[str]) -> Interchange | None:
+                      reps: list[LoopReport], refused: list[str],
+                      fortran: frozenset[str] = frozenset()) -> Interchange | None:
     band = _band_from(loop, loops)
     if len(band) < 2 or not _rectangular(band):
         return None
@@ -201,7 +204,7 @@ def _plan_interchange(loop: Loop, loops: list[Loop], tree: LoopTree,
     accs = [a for a in tree.accesses if inner in a.loops]
     if not accs:
         return None
-    scores = [_stride_score(lp.var, accs) for lp in band]
+    scores = [_stride_score(lp.var, accs, fortran) for lp in band]
     vectors = _vectors(band, reps)
     parallel = {p for p, lp in enumerate(band) if reps[lp.index].parallelizable}
     best: tuple[int, ...] | None = None
@@ -235,7 +238,8 @@ def _plan_interchange(loop: Loop, loops: list[Loop], tree: LoopTree,
     return Interchange(tuple(ids), tuple(lp.var for lp in band), best, tuple(split))
 
 
-def plan_transforms(tree: LoopTree, reps: list[LoopReport], aliases: AliasInfo) -> Transforms:
+def plan_transforms(tree: LoopTree, reps: list[LoopReport], aliases: AliasInfo,
+                    fortran: frozenset[str] = frozenset()) -> Transforms:
     """The legal transformations of a function's loops (see the module docstring)."""
     loops = tree.loops
     xf = Transforms()
@@ -243,7 +247,7 @@ def plan_transforms(tree: LoopTree, reps: list[LoopReport], aliases: AliasInfo) 
     for lp in loops:
         if lp.index in in_band:
             continue
-        x = _plan_interchange(lp, loops, tree, reps, xf.refused)
+        x = _plan_interchange(lp, loops, tree, reps, xf.refused, fortran)
         if x is not None:
             xf.interchanges.append(x)
             in_band |= {loops[k].index for k in range(len(loops)) if loops[k].id in x.loops}
