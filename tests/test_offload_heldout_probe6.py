@@ -256,3 +256,28 @@ def test_a_helper_writing_its_argument_is_compiled_with_the_function():
     plan.compile()(got)
     probe.fn(want)
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def _head(v):
+    return v[:2]
+
+
+def shift_heads(A):
+    """Row i's head (a view through a pure helper) written from row i - 1: serial."""
+    for i in range(1, A.shape[0]):
+        h = _head(A[i])
+        h[0] = A[i - 1, 0] + 1.0
+
+
+def test_a_pure_helper_result_may_be_its_argument_but_nothing_else():
+    """``qx, qy = _rotate(P[i, 0], …)`` (probe 6) may be its numbers or new storage: no alias
+    of Q; ``h = _head(A[i])`` may be a view of A's row: writing it keeps the loop serial."""
+    rot = offload.analyze(hp.rotate_points_helper, arrays={"P": 2, "Q": 2})
+    assert rot.loop("L1").verdict == "parallel", rot.loop("L1").why
+    for report in (offload.analyze(shift_heads), offload.analyze(shift_heads, arrays={"A": 2})):
+        assert report.loop("L1").verdict == "sequential"
+    A = np.zeros((6, 3))
+    plan = offload.search(shift_heads, (A.copy(),), **QUICK)
+    got = A.copy()
+    plan.compile()(got)
+    np.testing.assert_array_equal(got[:, 0], np.arange(6.0))

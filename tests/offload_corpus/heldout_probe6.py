@@ -41,9 +41,6 @@ class Probe6(Probe4):
 #: a module-level constant read in a loop (a prime modulus)
 MOD = 1_000_003
 
-_TUPLE_HELPER = ("qx, qy = helper(…) unpacks a call's result: the names may be views (the "
-                 "helper's return type is not followed), so the stores into Q keep the loop "
-                 "sequential")
 
 
 # -- module-level helpers ------------------------------------------------------------------------
@@ -462,7 +459,7 @@ PROBES: dict[str, Probe6] = {
         moderate=1_600_000),
     "rotate_points_helper": Probe6(
         rotate_points_helper, lambda g, n: (g.random((n, 2)), 0.7, np.zeros((n, 2))),
-        limits={"L1": _TUPLE_HELPER}, key=keys.rotate_points_helper, sizes=(0, 1, 2, 7),
+        parallel=("L1",), key=keys.rotate_points_helper, sizes=(0, 1, 2, 7),
         moderate=400_000),
     "normalize_rows_by_helper": Probe6(
         normalize_rows_by_helper, lambda g, n: (g.random((n, n + 1)) + 0.1,),

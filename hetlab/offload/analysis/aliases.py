@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..front.calls import hidden_write, np_call_chain
+from ..front.helpers import pure_helper
 from ..front.walk import statement_lists
 
 __all__ = ["UNKNOWN", "AliasInfo", "alias_info"]
@@ -247,6 +248,9 @@ class _Pass:
             if isinstance(f.value, ast.Name) and f.value.id in self.roots:
                 self.roots[f.value.id] |= args - {_OWN}  # lst.append(a): lst now holds a
             return base | args | {UNKNOWN}
+        if isinstance(f, ast.Name) and f.id not in self.roots \
+                and pure_helper(f.id, self.ns) is not None:
+            return args | {_OWN}  # a pure helper returns its arguments, new storage or numbers
         return self.expr(f) | args | {UNKNOWN}
 
     # -- bindings -------------------------------------------------------------------------
