@@ -3,17 +3,17 @@
 The numba target runs a one-axis slice statement inside a loop (``A[i, :] += u[i] * v``) as an
 element loop with no temporary (``hetlab/offload/analysis/transforms/slices.py``). This times
 the serial njit of each kernel as written, the serial variant with the fixed passes with and
-without that pass, and the same two with the row loop ``L1`` in parallel, in interleaved
-rounds (min over rounds), each checked against the serial njit.
+without that pass, and the same two with the row loop ``L1`` in parallel, each checked against
+the serial njit (bit for bit), then timed in interleaved rounds (``confirm_times``: median of
+3 calls per round, the rounds' ratios to the serial njit's time of the same round).
 
-    PYTHONPATH=. python benchmarks/offload_slice_ab.py [--rounds 15] [--n 1500]
+    PYTHONPATH=. python benchmarks/offload_slice_ab.py [--rounds 9] [--n 1500]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import time
 
 
 def row_rank2(A, u1, v1, u2, v2):
@@ -34,12 +34,13 @@ def main() -> None:
 
     from hetlab import offload
     from hetlab.machine import cpu_model
+    from hetlab.offload.runtime.measure import confirm_times, copy_args, outputs_of
     from hetlab.offload.targets import base
     from hetlab.offload.targets.numba import NumbaTarget
     from tests.offload_corpus import heldout_probe5 as hp
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--n", type=int, default=1500)
     a = ap.parse_args()
     print(f"# CPU {cpu_model()}, numba {numba.__version__}, "
@@ -69,22 +70,14 @@ def main() -> None:
                 fns[f"L1, {label}"] = target.generate(report, ["L1"]).compile()
             finally:
                 base.slice_loops = keep
-        outs = {}
-        for k, f in fns.items():
-            work = [x.copy() if isinstance(x, np.ndarray) else x for x in args]
-            f(*work)
-            outs[k] = work
-        for k in fns:
-            for w, r in zip(outs[k], outs["serial njit"], strict=True):
-                if isinstance(w, np.ndarray):
-                    np.testing.assert_array_equal(w, r)
-        best = {k: float("inf") for k in fns}
-        for _ in range(a.rounds):
-            for k, f in fns.items():
-                work = [x.copy() if isinstance(x, np.ndarray) else x for x in args]
-                t0 = time.perf_counter()
-                f(*work)
-                best[k] = min(best[k], time.perf_counter() - t0)
+        ref = copy_args(args)
+        want = outputs_of(fns["serial njit"](*ref), ref)
+        for k, f in fns.items():  # each gives the serial njit's result, bit for bit
+            work = copy_args(args)
+            got = outputs_of(f(*work), work)
+            for w, r in zip(got, want, strict=True):
+                np.testing.assert_array_equal(w, r, err_msg=k)
+        best = confirm_times({k: (f, None) for k, f in fns.items()}, args, 3, rounds=a.rounds)
         base_t = best["serial njit"]
         print(f"{name} (n={n}): " + ", ".join(
             f"{k} {v * 1e3:.3f} ms ({base_t / v:.2f}x serial)" for k, v in best.items()))

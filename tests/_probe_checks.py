@@ -28,3 +28,15 @@ def assert_verdicts(report: Any, probe: Any) -> None:
     for lp_id in getattr(probe, "unsupported", ()):
         lp = report.loop(lp_id)
         assert lp.verdict == "unsupported" and "unsupported:" in lp.why, (lp_id, lp.why)
+
+
+def assert_decided(report: Any, probe: Any) -> None:
+    """:func:`assert_verdicts`, then the probe's known conservative verdicts (``limits``)
+    are kept serial with a reason, and every loop of ``report`` has a verdict in the probe."""
+    assert_verdicts(report, probe)
+    for lp_id in probe.limits:  # known conservative verdicts: kept serial, with a reason
+        lp = report.loop(lp_id)
+        assert not lp.parallelizable and lp.why, (lp_id, lp.verdict)
+    named = {*probe.parallel, *probe.reduction, *probe.serial, *probe.limits,
+             *getattr(probe, "unsupported", ())}
+    assert named == {lp.id for lp in report.loops}, "every loop has a decided verdict"

@@ -15,7 +15,7 @@ from hetlab import offload
 from hetlab.offload import GAOptions, MeasureOptions
 from hetlab.offload.runtime.measure import outputs_of
 
-from ._probe_checks import assert_verdicts, suite_function_names
+from ._probe_checks import assert_decided, suite_function_names
 from .offload_corpus import heldout_probe as hp1
 from .offload_corpus import heldout_probe2 as hp2
 from .offload_corpus import heldout_probe3 as hp3
@@ -52,12 +52,7 @@ def test_the_probe_is_big_enough_and_new():
 def test_verdicts(name):
     probe = hp.PROBES[name]
     report = offload.analyze(probe.fn)
-    assert_verdicts(report, probe)
-    for lp_id in probe.limits:  # known conservative verdicts: kept serial, with a reason
-        lp = report.loop(lp_id)
-        assert not lp.parallelizable and lp.why, (lp_id, lp.verdict)
-    named = {*probe.parallel, *probe.reduction, *probe.serial, *probe.limits}
-    assert named == {lp.id for lp in report.loops}, "every loop has a decided verdict"
+    assert_decided(report, probe)
 
 
 @pytest.mark.parametrize("name", sorted(hp.PROBES))

@@ -23,7 +23,7 @@ from hetlab import offload
 from hetlab.offload import GAOptions, MeasureOptions
 from hetlab.offload.runtime.measure import outputs_of
 
-from ._probe_checks import assert_verdicts, suite_function_names
+from ._probe_checks import assert_decided, suite_function_names
 from .offload_corpus import heldout_probe as hp1
 from .offload_corpus import heldout_probe2 as hp2
 from .offload_corpus import heldout_probe3 as hp3
@@ -108,13 +108,7 @@ def test_verdicts(name):
     plain, ranked = offload.analyze(probe.fn), _report(probe)
     for lp_id in probe.serial:
         assert not plain.loop(lp_id).parallelizable, (lp_id, plain.loop(lp_id).why)
-    assert_verdicts(ranked, probe)
-    for lp_id in probe.limits:  # known conservative verdicts: kept serial, with a reason
-        lp = ranked.loop(lp_id)
-        assert not lp.parallelizable and lp.why, (lp_id, lp.verdict)
-    named = {*probe.parallel, *probe.reduction, *probe.serial, *probe.limits,
-             *probe.unsupported}
-    assert named == {lp.id for lp in ranked.loops}, "every loop has a decided verdict"
+    assert_decided(ranked, probe)
 
 
 CHOICES = _choices()

@@ -19,17 +19,9 @@ import pytest
 
 from hetlab import offload
 
+from .offload_corpus.heldout_probe5 import first_negative_col as first_negative
+
 QUICK = dict(budget=4, progress=False, reference="njit")
-
-
-def first_negative(A, cols):
-    m, n = A.shape
-    for i in range(m):
-        cols[i] = -1
-        for j in range(n):
-            if A[i, j] < 0.0:
-                cols[i] = j
-                break
 
 
 def stale_inner_index(x, out):
