@@ -40,3 +40,11 @@ def assert_decided(report: Any, probe: Any) -> None:
     named = {*probe.parallel, *probe.reduction, *probe.serial, *probe.limits,
              *getattr(probe, "unsupported", ())}
     assert named == {lp.id for lp in report.loops}, "every loop has a decided verdict"
+
+
+def search_genes(report: Any) -> list[str]:
+    """The loops the numba search may choose: the parallelizable ones and those parallel once
+    their arrays are privatized (a histogram's ``hist[b] += 1``, a scratch row reused by
+    every row)."""
+    private = set(report.transforms.privatizable())
+    return [lp.id for lp in report.loops if lp.parallelizable or lp.id in private]

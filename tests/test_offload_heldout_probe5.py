@@ -19,7 +19,7 @@ from hetlab import offload
 from hetlab.offload import GAOptions, MeasureOptions
 from hetlab.offload.runtime.measure import outputs_of
 
-from ._probe_checks import assert_decided, suite_function_names
+from ._probe_checks import assert_decided, search_genes, suite_function_names
 from .offload_corpus import heldout_probe as hp1
 from .offload_corpus import heldout_probe2 as hp2
 from .offload_corpus import heldout_probe3 as hp3
@@ -65,19 +65,12 @@ def _report(probe):
                                              if isinstance(a, np.ndarray)])
 
 
-def _genes(report) -> list[str]:
-    """The loops the numba search may choose: the parallelizable ones and those parallel once
-    their arrays are privatized (a histogram's ``hist[b] += 1``)."""
-    private = set(report.transforms.privatizable())
-    return [lp.id for lp in report.loops if lp.parallelizable or lp.id in private]
-
-
 def _choices() -> list:
     """(kernel, what) for every loop the search may choose and every function block."""
     out = []
     for name in sorted(hp.PROBES):
         report = _report(hp.PROBES[name])
-        for what in _genes(report) + [b.id for b in report.blocks]:
+        for what in search_genes(report) + [b.id for b in report.blocks]:
             mark = KNOWN_WRONG.get((name, what))
             out.append(pytest.param(name, what, id=f"{name}-{what}", marks=(
                 [pytest.mark.xfail(strict=True, reason=mark)] if mark else [])))
@@ -138,7 +131,7 @@ def test_search_gives_the_plain_result(name):
     plan = offload.search(probe.fn, probe.make(np.random.default_rng(0), probe.small), **QUICK)
     for lp_id in probe.serial:
         assert lp_id not in plan.loops, (lp_id, plan.loops)
-    assert set(plan.loops) <= set(_genes(plan.report))
+    assert set(plan.loops) <= set(search_genes(plan.report))
     _agrees(probe, plan.compile(), (*probe.sizes, probe.small + 3))
 
 

@@ -23,7 +23,7 @@ from hetlab import offload
 from hetlab.offload import GAOptions, MeasureOptions
 from hetlab.offload.runtime.measure import outputs_of
 
-from ._probe_checks import assert_decided, suite_function_names
+from ._probe_checks import assert_decided, search_genes, suite_function_names
 from .offload_corpus import heldout_probe as hp1
 from .offload_corpus import heldout_probe2 as hp2
 from .offload_corpus import heldout_probe3 as hp3
@@ -74,19 +74,12 @@ def _report(probe):
         for p, a in zip(params, args, strict=False) if isinstance(a, np.ndarray)})
 
 
-def _genes(report) -> list[str]:
-    """The loops the numba search may choose: the parallelizable ones and those parallel once
-    their arrays are privatized (a scratch row reused by every row)."""
-    private = set(report.transforms.privatizable())
-    return [lp.id for lp in report.loops if lp.parallelizable or lp.id in private]
-
-
 def _choices() -> list:
     """(kernel, what) for every loop the search may choose and every function block."""
     out = []
     for name in sorted(hp.PROBES):
         report = _report(hp.PROBES[name])
-        for what in _genes(report) + [b.id for b in report.blocks]:
+        for what in search_genes(report) + [b.id for b in report.blocks]:
             out.append(pytest.param(name, what, id=f"{name}-{what}", marks=_xfail(name, what)))
     return out
 
@@ -150,7 +143,7 @@ def test_search_gives_the_plain_result(name):
     plan = offload.search(probe.fn, _bound(probe, args), **QUICK)
     for lp_id in probe.serial:
         assert lp_id not in plan.loops, (lp_id, plan.loops)
-    assert set(plan.loops) <= set(_genes(plan.report))
+    assert set(plan.loops) <= set(search_genes(plan.report))
     _agrees(probe, plan.compile(), (*probe.sizes, probe.small + 3))
 
 
@@ -275,3 +268,4 @@ def test_a_pure_helper_result_may_be_its_argument_but_nothing_else():
     got = A.copy()
     plan.compile()(got)
     np.testing.assert_array_equal(got[:, 0], np.arange(6.0))
+

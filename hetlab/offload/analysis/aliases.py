@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..front.calls import hidden_write, np_call_chain
+from ..front.calls import fresh_np_call, hidden_write, np_call_chain
 from ..front.helpers import pure_helper
 from ..front.walk import statement_lists
 
@@ -31,21 +31,6 @@ __all__ = ["UNKNOWN", "AliasInfo", "alias_info"]
 UNKNOWN = "?"
 _OWN = "\x00fresh"  # marker: the expression allocates new storage
 
-#: NumPy functions whose result is new storage (unless ``out=`` / ``copy=False`` says otherwise)
-_FRESH_NP = frozenset({
-    "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
-    "arange", "linspace", "logspace", "geomspace", "eye", "identity", "copy", "array", "tri",
-    "sum", "prod", "mean", "std", "var", "min", "max", "amin", "amax", "argmin", "argmax",
-    "nansum", "nanmean", "nanmin", "nanmax", "median", "cumsum", "cumprod", "dot", "vdot",
-    "inner", "outer", "matmul", "tensordot", "einsum", "kron", "cross", "trace", "norm",
-    "concatenate", "stack", "vstack", "hstack", "dstack", "column_stack", "tile", "repeat",
-    "sort", "argsort", "unique", "where", "clip", "round", "around", "abs", "absolute",
-    "isnan", "isinf", "isfinite", "allclose", "isclose", "array_equal", "any", "all",
-    "count_nonzero", "nonzero", "flatnonzero", "searchsorted", "histogram", "bincount",
-    "diff", "convolve", "correlate", "interp", "polyval", "meshgrid", "tril", "triu",
-    "float64", "float32", "int64", "int32", "int8",
-    "uint8", "complex128", "bool_", "exp", "log", "sqrt", "sin", "cos", "tan",
-})
 #: array methods whose result is new storage (or a scalar)
 _FRESH_METHODS = frozenset({
     "copy", "sum", "prod", "mean", "std", "var", "min", "max", "argmin", "argmax", "any",
@@ -225,8 +210,7 @@ class _Pass:
                 if last == "array" and isinstance(kw.get("copy"), ast.Constant) \
                         and kw["copy"].value is not True:
                     return args
-                if len(chain) == 2 and (last in _FRESH_NP or isinstance(
-                        getattr(np, last, None), np.ufunc)):
+                if fresh_np_call(chain, kw):
                     return {_OWN}
                 if len(chain) >= 3 and chain[1] in ("linalg", "fft", "random"):
                     return {_OWN}

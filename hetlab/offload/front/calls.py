@@ -11,7 +11,7 @@ import sys
 import types
 from typing import Any
 
-__all__ = ["np_call_chain", "hidden_write", "imported_function"]
+__all__ = ["np_call_chain", "hidden_write", "imported_function", "FRESH_NP", "fresh_np_call"]
 
 
 #: modules whose functions a plain name imported from them (``from math import sqrt``) may be
@@ -76,3 +76,34 @@ def hidden_write(chain: list[str]) -> str | None:
             "reduce", "accumulate", "outer", "reduceat"):
         return f"{name}() is not a NumPy call the analysis models"
     return None
+
+
+#: NumPy functions whose result is new storage (unless ``out=`` / ``copy=False`` says otherwise)
+FRESH_NP = frozenset({
+    "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
+    "arange", "linspace", "logspace", "geomspace", "eye", "identity", "copy", "array", "tri",
+    "sum", "prod", "mean", "std", "var", "min", "max", "amin", "amax", "argmin", "argmax",
+    "nansum", "nanmean", "nanmin", "nanmax", "median", "cumsum", "cumprod", "dot", "vdot",
+    "inner", "outer", "matmul", "tensordot", "einsum", "kron", "cross", "trace", "norm",
+    "concatenate", "stack", "vstack", "hstack", "dstack", "column_stack", "tile", "repeat",
+    "sort", "argsort", "unique", "where", "clip", "round", "around", "abs", "absolute",
+    "isnan", "isinf", "isfinite", "allclose", "isclose", "array_equal", "any", "all",
+    "count_nonzero", "nonzero", "flatnonzero", "searchsorted", "histogram", "bincount",
+    "diff", "convolve", "correlate", "interp", "polyval", "meshgrid", "tril", "triu",
+    "float64", "float32", "int64", "int32", "int8",
+    "uint8", "complex128", "bool_", "exp", "log", "sqrt", "sin", "cos", "tan",
+})
+
+
+def fresh_np_call(chain: list[str], keywords: dict[str, ast.expr]) -> bool:
+    """Whether the NumPy call ``chain`` (:func:`np_call_chain`) with these keyword arguments
+    returns new storage or a number, never a view of an argument: a function of
+    :data:`FRESH_NP` or a ufunc, without ``out=``, and not ``np.array(…, copy=False/None)``."""
+    import numpy as np
+
+    if len(chain) != 2 or chain[0] != "numpy" or "out" in keywords:
+        return False
+    copy = keywords.get("copy")
+    if chain[1] == "array" and isinstance(copy, ast.Constant) and copy.value is not True:
+        return False
+    return chain[1] in FRESH_NP or isinstance(getattr(np, chain[1], None), np.ufunc)

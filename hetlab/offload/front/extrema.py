@@ -89,19 +89,18 @@ def _fold(node: ast.If, namespace: dict[str, Any]) -> ast.Assign | None:
     return ast.fix_missing_locations(ast.copy_location(out, node))
 
 
-def _as_if(st: ast.If | ast.Assign) -> ast.If:
-    """``m = e if c else m`` as ``if c: m = e`` (the same value in every case, NaN included);
-    anything else unchanged (``m = m if c else e`` takes ``e`` when ``c`` is false, a NaN ``e``
-    too, where ``max`` keeps ``m``: not folded)."""
+def _as_if(st: ast.stmt) -> ast.If | None:
+    """``st`` when it is an ``if``; ``m = e if c else m`` as ``if c: m = e`` (the same value
+    in every case, NaN included); else None (``m = m if c else e`` takes ``e`` when ``c`` is
+    false, a NaN ``e`` too, where ``max`` keeps ``m``: not folded)."""
     if isinstance(st, ast.If):
         return st
-    nothing = ast.If(ast.Constant(False), [], [])  # what _fold refuses
-    if not (len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
-            and isinstance(st.value, ast.IfExp)):
-        return nothing
+    if not (isinstance(st, ast.Assign) and len(st.targets) == 1
+            and isinstance(st.targets[0], ast.Name) and isinstance(st.value, ast.IfExp)):
+        return None
     m, v = st.targets[0].id, st.value
     if not (isinstance(v.orelse, ast.Name) and v.orelse.id == m):
-        return nothing
+        return None
     body = ast.Assign([ast.Name(m, ast.Store())], v.body)
     return ast.copy_location(ast.If(v.test, [ast.copy_location(body, st)], []), st)
 
@@ -117,8 +116,9 @@ def fold_extrema(tree: ast.FunctionDef, namespace: dict[str, Any]) -> int:
     count = 0
     for block in statement_lists(tree):
         for k, st in enumerate(block):
-            if isinstance(st, (ast.If, ast.Assign)):
-                new = _fold(_as_if(st), namespace)
+            cond = _as_if(st)
+            if cond is not None:
+                new = _fold(cond, namespace)
                 if new is not None:
                     block[k] = new
                     count += 1

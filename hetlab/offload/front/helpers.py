@@ -36,7 +36,7 @@ import textwrap
 import types
 from typing import Any
 
-from .calls import hidden_write, np_call_chain
+from .calls import fresh_np_call, hidden_write, np_call_chain
 
 __all__ = ["pure_helper", "jit_helpers"]
 
@@ -58,12 +58,6 @@ def _tree(fn: types.FunctionType) -> ast.FunctionDef | None:
     return defs[0] if defs and not defs[0].decorator_list else None
 
 
-#: NumPy functions whose result is a fresh array or a number, never a view of an argument
-_NP_FRESH = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like",
-                       "empty_like", "full_like", "array", "copy", "arange", "linspace", "eye",
-                       "identity", "sqrt", "exp", "log", "abs", "sin", "cos", "tanh", "sum",
-                       "prod", "mean", "dot", "maximum", "minimum", "clip", "where"})
-_NUMBER_ATTRS = frozenset({"shape", "size", "ndim"})
 
 
 def _updates_in_place_safely(tree: ast.FunctionDef, params: set[str],
@@ -108,8 +102,8 @@ def _updates_in_place_safely(tree: ast.FunctionDef, params: set[str],
             if isinstance(f, ast.Name) and f.id in _PURE_BUILTINS and f.id not in binds:
                 return True
             chain = np_call_chain(f, ns)
-            return chain is not None and (chain[0] in ("math", "cmath") or (
-                chain[0] == "numpy" and len(chain) == 2 and chain[1] in _NP_FRESH))
+            return chain is not None and (chain[0] in ("math", "cmath") or fresh_np_call(
+                chain, {k.arg: k.value for k in e.keywords if k.arg}))
         return False
 
     return all(fresh(ast.Name(n.target.id, ast.Load()), frozenset())

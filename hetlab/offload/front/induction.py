@@ -108,25 +108,25 @@ def _counter(block: list[ast.stmt], k: int, loop: ast.For,
     ``outer``: names declared global or nonlocal (never counters)."""
     body = loop.body
     for u, s in enumerate(body):
-        if isinstance(s, (ast.AugAssign, ast.Assign)) and (
-                isinstance(getattr(s, "target", None), ast.Name)
-                or (isinstance(s, ast.Assign) and len(s.targets) == 1
-                    and isinstance(s.targets[0], ast.Name))):
-            name = s.target.id if isinstance(s, ast.AugAssign) else s.targets[0].id
-            c = _step(s, name)
-            if c is None or name == getattr(loop.target, "id", None) or name in outer:
-                continue
-            if sum(len(_stores(t, name)) for t in body) != 1:
-                continue  # stored elsewhere in the body too
-            for j in range(k - 1, -1, -1):  # the nearest earlier binding in the block
-                prev = block[j]
-                if not _stores(prev, name):
-                    continue
-                if isinstance(prev, ast.Assign) and len(prev.targets) == 1 \
-                        and isinstance(prev.targets[0], ast.Name) \
-                        and (k0 := _int(prev.value)) is not None:
-                    return name, k0, c, u
-                break
+        name = _assigned_name(s)
+        c = None if name is None else _step(s, name)
+        if c is None or name == getattr(loop.target, "id", None) or name in outer:
+            continue
+        if sum(len(_stores(t, name)) for t in body) != 1:
+            continue  # stored elsewhere in the body too
+        prev = next((p for p in reversed(block[:k]) if _stores(p, name)), None)
+        if prev is not None and _assigned_name(prev) == name and isinstance(prev, ast.Assign) \
+                and (k0 := _int(prev.value)) is not None:  # the nearest earlier binding
+            return name, k0, c, u
+    return None
+
+
+def _assigned_name(s: ast.stmt) -> str | None:
+    """The name ``s`` assigns when it is ``name = …`` or ``name op= …``."""
+    if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
+        return s.target.id
+    if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+        return s.targets[0].id
     return None
 
 
