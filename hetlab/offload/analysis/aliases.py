@@ -21,7 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from ..front.calls import fresh_np_call, hidden_write, np_call_chain
+from ..front.calls import (
+    FRESH_METHODS,
+    VIEW_METHODS,
+    fresh_np_call,
+    hidden_write,
+    np_call_chain,
+)
 from ..front.helpers import pure_helper
 from ..front.walk import statement_lists
 
@@ -31,12 +37,6 @@ __all__ = ["UNKNOWN", "AliasInfo", "alias_info"]
 UNKNOWN = "?"
 _OWN = "\x00fresh"  # marker: the expression allocates new storage
 
-#: array methods whose result is new storage (or a scalar)
-_FRESH_METHODS = frozenset({
-    "copy", "sum", "prod", "mean", "std", "var", "min", "max", "argmin", "argmax", "any",
-    "all", "cumsum", "cumprod", "dot", "flatten", "tolist", "item", "round", "clip",
-    "nonzero", "trace", "tobytes", "argsort", "astype",
-})
 #: attributes that are plain values, not storage
 _VALUE_ATTRS = frozenset({"shape", "size", "ndim", "dtype", "nbytes", "itemsize", "strides"})
 #: attributes only NumPy arrays have (not lists, tuples or dicts)
@@ -225,7 +225,7 @@ class _Pass:
                 return {_OWN}
         if isinstance(f, ast.Attribute):
             base = self.expr(f.value)
-            if f.attr in _FRESH_METHODS and not (
+            if f.attr in FRESH_METHODS and not (
                     f.attr == "astype" and isinstance(kw.get("copy"), ast.Constant)
                     and kw["copy"].value is not True):
                 return {_OWN}
@@ -600,7 +600,7 @@ def _written_roots(p: _Pass) -> set[str]:
                     chain[0] == "numpy" and hidden_write(chain) is None)
             elif isinstance(f, ast.Name) and f.id not in p.roots and f.id not in p.ns:
                 pure = f.id in _FRESH_BUILTINS or f.id in ("min", "max", "print")
-            elif isinstance(f, ast.Attribute) and f.attr in _FRESH_METHODS | _VIEW_METHODS:
+            elif isinstance(f, ast.Attribute) and f.attr in FRESH_METHODS | VIEW_METHODS:
                 pure = True
             if not pure:
                 if isinstance(f, ast.Attribute):
@@ -610,9 +610,6 @@ def _written_roots(p: _Pass) -> set[str]:
     return out - {_OWN}
 
 
-#: array methods returning a view of the array (no write)
-_VIEW_METHODS = frozenset({"reshape", "view", "ravel", "transpose", "swapaxes", "squeeze",
-                           "diagonal"})
 def alias_info(tree: ast.FunctionDef, namespace: dict[str, Any], line0: int,
                arrays: frozenset[str] = frozenset(),
                ndims: Mapping[str, int] | None = None) -> AliasInfo:

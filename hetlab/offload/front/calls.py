@@ -11,7 +11,8 @@ import sys
 import types
 from typing import Any
 
-__all__ = ["np_call_chain", "hidden_write", "imported_function", "FRESH_NP", "fresh_np_call"]
+__all__ = ["np_call_chain", "hidden_write", "imported_function", "FRESH_NP", "fresh_np_call",
+           "FRESH_METHODS", "VIEW_METHODS"]
 
 
 #: modules whose functions a plain name imported from them (``from math import sqrt``) may be
@@ -54,6 +55,18 @@ def np_call_chain(func: ast.AST, namespace: dict[str, Any]) -> list[str] | None:
     if obj is None and node.id in ("np", "numpy", "math"):
         return ["numpy" if node.id != "math" else "math", *chain]
     return None
+
+
+#: array methods whose result is new storage (or a scalar): they write nothing (an ``out=``
+#: keyword aside, which the callers refuse)
+FRESH_METHODS = frozenset({
+    "copy", "sum", "prod", "mean", "std", "var", "min", "max", "argmin", "argmax", "any",
+    "all", "cumsum", "cumprod", "dot", "flatten", "tolist", "item", "round", "clip",
+    "nonzero", "trace", "tobytes", "argsort", "astype",
+})
+#: array methods returning a view of the array (no write)
+VIEW_METHODS = frozenset({"reshape", "view", "ravel", "transpose", "swapaxes", "squeeze",
+                          "diagonal"})
 
 
 #: NumPy functions that write an argument in place

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .affine import Affine, to_affine
-from .calls import hidden_write, imported_function, np_call_chain
+from .calls import FRESH_METHODS, hidden_write, imported_function, np_call_chain
 from .floordiv import DivForm, to_divform
 from .helpers import pure_helper
 
@@ -29,6 +29,9 @@ _ARRAY_ATTRS = frozenset({"shape", "size", "ndim", "dtype", "T", "real", "imag"}
 #: attributes of an element read that are values (a complex number's parts)
 _ELEMENT_ATTRS = frozenset({"real", "imag"})
 _SAFE_MODULES = frozenset({"numpy", "math", "cmath", "numba"})
+#: array methods a loop body may call: they write nothing but an ``out=`` (refused) and
+#: return new storage or a number (``.tolist()``/``.tobytes()`` leave numba's arrays)
+_PURE_METHODS = FRESH_METHODS - {"tolist", "tobytes"}
 
 
 @dataclass
@@ -128,6 +131,13 @@ class _Walker:
             return
         if isinstance(node, ast.Call):
             f = node.func
+            if isinstance(f, ast.Attribute) and f.attr in _PURE_METHODS \
+                    and not self.is_module(f):  # a.sum(), A[i].max(), x.astype(...)
+                self.expr(f.value)
+                self.hidden(node)
+                for a in (*node.args, *(k.value for k in node.keywords)):
+                    self.expr(a)
+                return
             ok = (isinstance(f, ast.Name) and f.id in SAFE_BUILTINS
                   and not isinstance(self.ns.get(f.id), types.FunctionType)) \
                 or (isinstance(f, ast.Name) and imported_function(f.id, self.ns) is not None) \

@@ -25,6 +25,7 @@ from ..analysis.dotinto import INTO
 from ..analysis.report import Report
 from ..analysis.transforms import apply_transforms, tag_loops
 from ..analysis.transforms.accumulate import promote_accumulators
+from ..analysis.transforms.nanexact import NAN_IMPORT, NAN_NAMES, nan_exact_calls
 from ..analysis.transforms.partials import local_partials
 from ..analysis.transforms.slices import slice_loops
 from ..analysis.transforms.statements import splice
@@ -279,6 +280,7 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
         notes += slice_loops(tree, report.array_ranks, report.float_arrays,
                              report.aliases.numbers, report.scalar_params)
     par = bool(chosen) if parallel is None else parallel
+    notes += nan_exact_calls(tree, report.source.namespace, par)  # NumPy's NaN rule kept
     flags = [ast.keyword("parallel", ast.Constant(par))]
     if fastmath:
         notes += promote_accumulators(tree, report.float_arrays, report.aliases)
@@ -302,6 +304,8 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
         head += "\nfrom numba import get_num_threads as _hl_threads"
     if INTO in body:  # a product written into its output (analysis/dotinto.py)
         head += "\n" + INTO_IMPORT
+    if any(f"{name}(" in body for name in NAN_NAMES.values()):
+        head += "\n" + NAN_IMPORT
     imports = "njit, prange, uint64 as _hl_u64" if "_hl_u64(" in body else "njit, prange"
     return f"{head}\nfrom numba import {imports}\n\n\n{body}\n"
 
