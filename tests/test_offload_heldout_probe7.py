@@ -251,3 +251,38 @@ def test_int32_accumulator_wraps_like_numpy():
     assert plan.fallback and "another result than Python" in plan.fallback, plan.summary()
     got = _call(plan.compile(), (a.copy(),))
     assert got == want and type(got) is type(want), (got, plan.summary())
+
+
+# -- the probe's minimal reproducers of what it found --------------------------------------------
+def shift_then_square(A, ss):
+    """Each row shifted by -1 in place, then the sum of squares of the SHIFTED row."""
+    for i in range(A.shape[0]):
+        s = 0.0
+        for j in range(A.shape[1]):
+            A[i, j] -= 1.0
+            s += A[i, j] * A[i, j]
+        ss[i] = s
+
+
+@pytest.mark.xfail(strict=True, reason=_REORDERED)
+def test_a_product_after_an_in_place_update_reads_the_updated_values():
+    report = offload.analyze(shift_then_square, arrays={"A": 2, "ss": 1})
+    assert [b.pattern for b in report.blocks] == ["batched-matmul+epilogue"]
+    A, ss = np.arange(6.0).reshape(2, 3), np.zeros(2)
+    offload.transform(report, blocks=["B1"]).compile()(A, ss)
+    np.testing.assert_array_equal(ss, [2.0, 29.0])  # the block gives [5, 50]: A unshifted
+
+
+def dot_of_list(vals, w):
+    """Σ vals[i] w[i], ``vals`` a Python list."""
+    s = 0.0
+    for i in range(len(vals)):
+        s += vals[i] * w[i]
+    return s
+
+
+@pytest.mark.xfail(strict=True, reason=_EMPTY_LIST)
+def test_an_empty_list_argument_runs_like_python():
+    plan = offload.search(dot_of_list, ([1.0, 2.0, 3.0], np.ones(3)), **QUICK)
+    assert plan.compile()([1.0, 2.0], np.ones(2)) == 3.0
+    assert plan.compile()([], np.ones(0)) == 0.0  # ValueError: cannot compute fingerprint …
