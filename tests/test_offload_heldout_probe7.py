@@ -41,8 +41,8 @@ pytest.importorskip("numba")
 _REORDERED = ("WRONG RESULT: the block (mean+batched-matmul+epilogue+map) computes the sum of "
               "squares A[i, j]*A[i, j] as a batched product of the ORIGINAL A, hoisted before "
               "the map A[i, j] -= mu that precedes it in the same iteration "
-              "(analysis/catalogue.py emit hoists a product over an earlier write of its "
-              "operand; analysis/legality.py accepts the nest)")
+              "(analysis/catalogue.py emit folds 's = 0.0' with the later 's += …' into one "
+              "product at the init's place, ahead of the statements writing its operand)")
 _WIDENED = ("numba widens the int32 accumulator to int64: the variant returns the unwrapped sum "
             "(offload.transform does not verify; search with reference='python' falls back)")
 _FSTRING = ("numba cannot compile the f-string format spec of the print after the loop: the "
@@ -264,13 +264,36 @@ def shift_then_square(A, ss):
         ss[i] = s
 
 
+def scale_then_matvec(A, x, y):
+    """Each row doubled in place, then y[i] = the doubled row · x."""
+    for i in range(A.shape[0]):
+        s = 0.0
+        for j in range(A.shape[1]):
+            A[i, j] *= 2.0
+            s += A[i, j] * x[j]
+        y[i] = s
+
+
 @pytest.mark.xfail(strict=True, reason=_REORDERED)
 def test_a_product_after_an_in_place_update_reads_the_updated_values():
+    """The zero-initialized accumulator ``s = 0.0`` is folded with its ``s += …`` into one
+    product emitted where ``s = 0.0`` stood, i.e. BEFORE the update of A between them
+    (``emit`` in analysis/catalogue.py: ``nxt`` skips statements that write the product's
+    operands)."""
     report = offload.analyze(shift_then_square, arrays={"A": 2, "ss": 1})
     assert [b.pattern for b in report.blocks] == ["batched-matmul+epilogue"]
     A, ss = np.arange(6.0).reshape(2, 3), np.zeros(2)
     offload.transform(report, blocks=["B1"]).compile()(A, ss)
     np.testing.assert_array_equal(ss, [2.0, 29.0])  # the block gives [5, 50]: A unshifted
+
+
+@pytest.mark.xfail(strict=True, reason=_REORDERED)
+def test_a_matvec_after_an_in_place_scaling_reads_the_scaled_matrix():
+    report = offload.analyze(scale_then_matvec, arrays={"A": 2, "x": 1, "y": 1})
+    assert [b.pattern for b in report.blocks] == ["matvec+scal"]
+    A, y = np.arange(6.0).reshape(2, 3), np.zeros(2)
+    offload.transform(report, blocks=["B1"]).compile()(A, np.ones(3), y)
+    np.testing.assert_array_equal(y, [6.0, 24.0])  # the block gives [3, 12]: A unscaled
 
 
 def dot_of_list(vals, w):
