@@ -309,3 +309,39 @@ def test_an_empty_list_argument_runs_like_python():
     plan = offload.search(dot_of_list, ([1.0, 2.0, 3.0], np.ones(3)), **QUICK)
     assert plan.compile()([1.0, 2.0], np.ones(2)) == 3.0
     assert plan.compile()([], np.ones(0)) == 0.0  # ValueError: cannot compute fingerprint …
+
+
+#: a module-level table a kernel reads (changed in place by the test below, then restored)
+_TABLE = np.arange(8.0)
+
+
+def table_lookup(codes, out):
+    """out[i] = _TABLE[codes[i]], a module-level table."""
+    for i in range(len(codes)):
+        out[i] = _TABLE[codes[i]]
+
+
+_FROZEN = ("STALE RESULT: numba freezes a global NumPy array as a compile-time constant, so a "
+           "compiled plan keeps the table's values from its compilation; the plain function "
+           "reads the table as it is at the call (the variant's code generation binds module "
+           "arrays as globals of the njit; runtime/guard.py, which knows globals_read, could "
+           "pass them in as arguments)")
+
+
+@pytest.mark.xfail(strict=True, reason=_FROZEN)
+def test_a_module_table_changed_after_compiling_is_read_as_it_is_now():
+    codes = np.array([1, 3, 5, 7, 0])
+    plan = offload.search(table_lookup, (codes, np.zeros(5)), **QUICK)
+    f = plan.compile()
+    got = np.zeros(5)
+    f(codes, got)
+    np.testing.assert_array_equal(got, [1.0, 3.0, 5.0, 7.0, 0.0])
+    saved = _TABLE.copy()
+    try:
+        _TABLE[:] = -_TABLE  # the table updated in place, as a program's state changes
+        want, got = np.zeros(5), np.zeros(5)
+        table_lookup(codes, want)
+        f(codes, got)
+    finally:
+        _TABLE[:] = saved
+    np.testing.assert_array_equal(got, want)  # the plan still gives [1, 3, 5, 7, 0]
