@@ -444,8 +444,8 @@ PROBES: dict[str, Probe7] = {
         sizes=(0, 1, 2, 7, 16), moderate=2_000_000),
     "upper_half_from_lower": Probe7(
         upper_half_from_lower, _vec,
-        limits={"L1": "x[i + h] and x[i] meet only if i1 - i2 = h, which 0 <= i < h rules out: "
-                      "the dependence test does not use a symbolic bound h of the range"},
+        limits={"L1": "h = len(x) // 2 is a local: the floor-division model proves the loop "
+                      "parallel when written x[i + n // 2] over range(n // 2), not through h"},
         key=keys.upper_half_from_lower,
         sizes=(0, 1, 2, 7, 16), moderate=2_000_000),
     "forward_pair_sum_inplace": Probe7(
