@@ -4,8 +4,8 @@ target), and the plan against the plain function under serial ``numba.njit`` (in
 rounds, ``confirm_times``), with the plan checked against the serial njit at that size.
 
     PYTHONPATH=. python benchmarks/offload_probe.py [--probe2 | --probe3 | --probe4 | --probe5 |
-                                                     --probe6] [--only a,b] [--budget N]
-                                                    [--scale F]
+                                                     --probe6 | --probe7] [--only a,b]
+                                                    [--budget N] [--scale F]
 
 ``--probe2``: the second probe (tests/offload_corpus/heldout_probe2.py: the same computations
 written the many ways Python is written), its keyword arguments passed on every call; a probe
@@ -30,6 +30,13 @@ called from loops, constants and keyword defaults, ``continue``/``return``, ``wh
 ``reversed(range(n))``, buffer swaps, red-black and wavefront sweeps, scratch rows, 3-D arrays,
 complex data, masks, bit operations, ternaries, returned tuples, a run-time lag) with its answer
 keys, the same table as ``--probe4``.
+
+``--probe7``: the seventh probe (tests/offload_corpus/heldout_probe7.py: index arithmetic and
+in-place updates — doubled, halved, mirrored, offset, modular and negative subscripts, swaps,
+gathers and scatters, chained ``A[i][j]``, row views, builtin ``sum``, ``round``, in-place
+transposes — and novice Python: module tables and lambdas, recursion, lists, a dict, ``try``,
+``print``, int32/float32 accumulators, views of one buffer) with its answer keys, the same table
+as ``--probe4``; a kernel whose arguments alias is searched and run on copies.
 
 Figures from a shared, busy machine are only indicative (the first three probes have no answer
 key: they measure generality, not tuning).
@@ -115,8 +122,10 @@ def _row(name: str, probe, budget: int, scale: float) -> dict:
 
 def _print_keyed(names: list[str], probes: dict, budget: int, scale: float,
                  which: int = 4) -> int:
-    """A keyed probe's table (the fourth, fifth or sixth): serial njit, plan and answer key per
+    """A keyed probe's table (the fourth to the seventh): serial njit, plan and answer key per
     kernel, plan/serial and plan/key (figures are speedups: > 1 means the plan is faster)."""
+    import contextlib
+    import io
     import os
 
     load = os.getloadavg()
@@ -132,7 +141,8 @@ def _print_keyed(names: list[str], probes: dict, budget: int, scale: float,
     wrong = slower = below = 0
     for name in names:
         try:
-            r = _row(name, probes[name], budget, scale)
+            with contextlib.redirect_stdout(io.StringIO()):  # a kernel that prints (probe 7)
+                r = _row(name, probes[name], budget, scale)
         except Exception as exc:  # a failure is a result of the probe, printed
             print(f"{name:22s} FAILED: {type(exc).__name__}: {exc}")
             wrong += 1
@@ -164,12 +174,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="the fourth probe (heldout_probe4.py) with its answer keys timed")
     ap.add_argument("--probe5", action="store_true",
                     help="the fifth probe (heldout_probe5.py) with its answer keys timed")
-    ap.add_argument("--probe6", action="store_true",
-                    help="the sixth probe (heldout_probe6.py) with its answer keys timed")
+    for k, nth in ((6, "sixth"), (7, "seventh")):
+        ap.add_argument(f"--probe{k}", action="store_true",
+                        help=f"the {nth} probe (heldout_probe{k}.py) with its answer keys timed")
     a = ap.parse_args(argv)
-    if a.probe2 + a.probe3 + a.probe4 + a.probe5 + a.probe6 > 1:
-        ap.error("--probe2, --probe3, --probe4, --probe5 and --probe6 are exclusive")
-    keyed = {4: a.probe4, 5: a.probe5, 6: a.probe6}
+    keyed = {4: a.probe4, 5: a.probe5, 6: a.probe6, 7: a.probe7}
+    if a.probe2 + a.probe3 + sum(keyed.values()) > 1:
+        ap.error("--probe2 … --probe7 are exclusive")
     if any(keyed.values()):
         import importlib
 
