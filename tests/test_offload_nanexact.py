@@ -5,7 +5,8 @@
   ``hetlab.offload.runtime.nanexact`` instead, which returns what NumPy returns;
 - ``A[i].max()``, ``row.sum()``, ``x.astype(...)``: array methods that return new storage or
   a number are read accesses of their receiver, not unknown calls (a loop calling them was
-  "unsupported"); one with ``out=`` still writes in place and is refused.
+  "unsupported"); one with ``out=`` still writes in place and is refused; so are the builtins
+  ``sum`` and ``divmod``.
 """
 
 from __future__ import annotations
@@ -67,6 +68,11 @@ def prefix_max_method(x):
 def method_of_the_written_array(x, y):
     for i in range(x.shape[0]):
         x[i] = y.sum() + x.mean()
+
+
+def builtin_sum_and_divmod(A, q, r):
+    for i in range(A.shape[0]):
+        q[i], r[i] = divmod(sum(A[i]), 0.75)
 
 
 def method_with_out(A, out):
@@ -210,3 +216,14 @@ def test_a_method_with_out_is_a_hidden_write():
     report = offload.analyze(method_with_out)
     assert report.loop("L1").verdict == "unsupported"
     assert "out=" in report.loop("L1").why
+
+
+def test_builtin_sum_and_divmod_are_pure_calls():
+    report = offload.analyze(builtin_sum_and_divmod)
+    assert report.loop("L1").verdict == "parallel", str(report)
+    A = np.random.default_rng(5).standard_normal((20, 6))
+    want, got = (np.zeros(20), np.zeros(20)), (np.zeros(20), np.zeros(20))
+    builtin_sum_and_divmod(A, *want)
+    offload.transform(report, ["L1"]).compile()(A, *got)
+    np.testing.assert_allclose(got[0], want[0])
+    np.testing.assert_allclose(got[1], want[1], atol=1e-12)

@@ -506,9 +506,7 @@ PROBES: dict[str, Probe7] = {
         moderate=2000),
     "builtin_sum_row_means": Probe7(
         builtin_sum_row_means, lambda g, n: (g.random((n, n + 1)), np.zeros(n)),
-        key=keys.builtin_sum_row_means,
-        limits={"L1": "Python's builtin sum() is an unknown call (np.sum is known)"},
-        sizes=(1, 2, 7), moderate=1500),
+        parallel=("L1",), key=keys.builtin_sum_row_means, sizes=(1, 2, 7), moderate=1500),
     "row_at_matvec": Probe7(
         row_at_matvec, lambda g, n: (g.random((n, n + 1)), g.random(n + 1), np.zeros(n)),
         parallel=("L1",), key=keys.row_at_matvec, sizes=(1, 2, 7), moderate=2000),

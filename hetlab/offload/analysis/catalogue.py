@@ -434,20 +434,23 @@ def emit(nest: TensorNest, numba: bool = False, sizes: frozenset[str] = frozense
     em = _Emitter(nest, numba, sizes, origin, verbatim, nocopy)
     kinds: list[tuple[str, Stmt]] = []
     stmts = nest.stmts
-    skip: set[int] = set()
+    #: statement index → the zero of the initialization folded into it
+    inits: dict[int, str] = {}
     try:
         for n, s in enumerate(stmts):
-            if n in skip:
-                continue
             op = s.op
             nxt = next((m for m in range(n + 1, len(stmts))
                         if stmts[m].out.name == s.out.name
                         or any(r.name == s.out.name for r in stmts[m].reads)), None)
-            if _zero_init(s) and nxt is not None and stmts[nxt].op == "+=" \
+            if n in inits:  # the product starts from the folded zero, in its own place
+                em.init = inits.pop(n)
+                op = "="
+            elif _zero_init(s) and nxt is not None and stmts[nxt].op == "+=" \
                     and stmts[nxt].out == s.out and stmts[nxt].scale is None:
-                skip.add(nxt)
-                em.init = s.terms[0].coef[0]  # type: ignore[index]
-                s, op = stmts[nxt], "="
+                # ``s = 0`` then ``s += …``: one product, emitted where ``s += …`` stands
+                # (statements between may write its operands: ``A[i, j] -= 1`` first)
+                inits[nxt] = s.terms[0].coef[0]  # type: ignore[index]
+                continue
             elif s.out.name in em.temps and s.op != "=" and not em.defined(s):
                 return None
             elif folds_scale(em, s, stmts[nxt] if nxt is not None else None):

@@ -24,7 +24,7 @@ __all__ = ["Access", "Loop", "LoopTree", "build_tree", "SAFE_BUILTINS"]
 
 #: builtins a loop body may call (pure, understood by numba)
 SAFE_BUILTINS = frozenset({"abs", "min", "max", "int", "float", "bool", "round", "len", "range",
-                           "pow", "complex", "prange"})
+                           "pow", "complex", "prange", "sum", "divmod"})
 _ARRAY_ATTRS = frozenset({"shape", "size", "ndim", "dtype", "T", "real", "imag"})
 #: attributes of an element read that are values (a complex number's parts)
 _ELEMENT_ATTRS = frozenset({"real", "imag"})

@@ -13,6 +13,8 @@ per pair of array arguments: it does not grow with array sizes.
 from __future__ import annotations
 
 import functools
+import sys
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,12 +24,46 @@ import numpy as np
 from ...errors import InvalidInputError
 
 __all__ = ["AliasGuard", "ON_ALIAS", "check_on_alias", "array_leaves", "overlap",
-           "self_overlaps"]
+           "self_overlaps", "untypable", "python_when_untypable"]
 
 #: what a compiled variant does when written arguments share memory
 ON_ALIAS = ("raise", "serial")
 _MAX_DEPTH = 16
+#: list items numba types as numbers
+_NUMBERS = (bool, int, float, complex, np.number, np.bool_)
 _TOO_HARD = getattr(getattr(np, "exceptions", np), "TooHardError", Exception)
+
+
+def untypable(exc: BaseException) -> bool:
+    """Whether ``exc`` says numba could not type or compile a call for its arguments (an
+    empty or nested list, an object numba has no type for): raised before any compiled code
+    ran, so the original function may run instead with nothing done twice. An exception the
+    compiled code itself raised (``IndexError``, ``ZeroDivisionError``) is not one."""
+    if isinstance(exc, ValueError) and "cannot compute fingerprint" in str(exc):
+        return True  # the dispatcher's typeof of an empty list or set
+    errors = sys.modules.get("numba.core.errors")
+    return errors is not None and isinstance(exc, errors.NumbaError)
+
+
+def python_when_untypable(impl: Callable[..., Any], original: Callable[..., Any],
+                          name: str) -> Callable[..., Any]:
+    """``impl`` that runs ``original`` (with a RuntimeWarning) on arguments numba cannot
+    type or compile for (:func:`untypable`): a plan's callable. Variants keep raising, so
+    the search counts such a candidate as failed instead of timing Python."""
+    @functools.wraps(impl)
+    def call(*args: Any) -> Any:
+        try:
+            return impl(*args)
+        except Exception as exc:
+            if not untypable(exc):
+                raise
+            first = (str(exc).strip().splitlines() or [""])[0]
+            warnings.warn(f"offload ({name}): numba cannot compile the plan for these "
+                          f"arguments ({type(exc).__name__}: {first}); the original function "
+                          "ran instead.", RuntimeWarning, stacklevel=2)
+            return original(*args)
+
+    return call
 
 
 def check_on_alias(on_alias: str, where: str) -> str:
@@ -48,6 +84,8 @@ def array_leaves(value: Any, path: str, out: list[tuple[str, np.ndarray]],
     if isinstance(value, (tuple, list, dict)):
         if depth >= _MAX_DEPTH:
             return False
+        if isinstance(value, list) and value and isinstance(value[0], _NUMBERS):
+            return True  # numba types a list by its first item: all numbers (or no call)
         items = value.items() if isinstance(value, dict) else enumerate(value)
         ok = True
         for k, v in items:

@@ -126,7 +126,10 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         Seed of the GA's random choices.
     reference : {"python", "njit"}
         Ground truth: the original function in Python, or its serial ``njit`` (for sizes
-        where Python is too slow).
+        where Python is too slow). ``"njit"`` trusts numba's semantics: where they differ
+        from Python's (an ``np.int32`` accumulator widened to int64 instead of wrapping, a
+        returned ``np.float32`` given as a Python float) the plan follows numba; only
+        ``"python"`` detects that and runs the function as written.
     resume : Plan, optional
         A previous plan of the same function and arguments: its measurements are reused.
     progress : bool

@@ -10,6 +10,7 @@ from typing import Any
 
 from ...errors import InvalidInputError
 from ..analysis.report import Report
+from ..runtime.guard import python_when_untypable
 from ..runtime.measure import Measurement
 from ..runtime.results import ResultTypes
 from ..targets.base import Variant, alias_guard, wrap_like
@@ -238,6 +239,8 @@ class Plan:
         An array argument of another rank, or not floating-point where the search's was (or
         the reverse), is refused too (:class:`~hetlab.errors.InvalidInputError`): the plan's
         code may rely on both (:attr:`arg_kinds`); search again for such arguments.
+        Arguments numba cannot type (an empty list, a list of lists) run the original
+        function, with a RuntimeWarning saying why.
 
         A numba plan with a :attr:`thread_choice` runs each call on that many threads
         (``numba.set_num_threads`` around the call, the caller's count restored after, also
@@ -248,7 +251,8 @@ class Plan:
             return variant.compile(on_alias)
         if variant.guard is None:  # built elsewhere (a worker, an older plan): check anyway
             variant.guard = alias_guard(self.report)
-        impl = variant.compile(on_alias)
+        impl = python_when_untypable(variant.compile(on_alias), variant.guard.original,
+                                     self.report.name)
         if self.thread_choice is not None and any(self.best):  # set for CPU plans only
             impl = with_threads(impl, self.thread_choice)
         if self.arg_kinds:

@@ -28,9 +28,10 @@ def _names(source: str) -> set[str]:
 
 
 def _measure_task(name: str, target: str, source: str, namespace: dict[str, Any], args: tuple,
-                  expected: tuple, repeats: int, warmup: int, timeout_s: float) -> Measurement:
+                  expected: tuple, repeats: int, warmup: int, timeout_s: float,
+                  passed: tuple[str, ...] = ()) -> Measurement:
     """Runs in a worker: rebuild the variant from its source, time it, verify it."""
-    variant = Variant(name, target, (), source, dict(namespace))
+    variant = Variant(name, target, (), source, dict(namespace), passed=passed)
     return measure(variant.compile(), args, expected, repeats=repeats, warmup=warmup,
                    timeout_s=timeout_s, sync=get_target(target).synchronize)
 
@@ -49,7 +50,8 @@ def measure_variants(client: Any, variants: Sequence[Variant], args: tuple, expe
         namespace = {k: val for k, val in v.namespace.items() if k in needed}
         futures.append(client.submit(
             _measure_task, v.name, v.target, v.source, namespace, args, expected,
-            repeats, warmup, timeout_s, resources=resources, retries=retries, pure=False))
+            repeats, warmup, timeout_s, v.passed, resources=resources, retries=retries,
+            pure=False))
     out = []
     for fut in futures:
         try:

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
+import numpy as np
+
 from ...errors import InvalidInputError
 from ..analysis.dotinto import IMPORT as INTO_IMPORT
 from ..analysis.dotinto import INTO
@@ -33,7 +35,7 @@ from ..runtime.guard import AliasGuard, check_on_alias
 from .steps import unit_step_pranges
 
 __all__ = ["Target", "TargetBase", "Variant", "for_nodes", "numba_source", "alias_guard",
-           "wrap_like", "check_parallel", "check_blocks"]
+           "wrap_like", "check_parallel", "check_blocks", "passed_globals"]
 
 
 @runtime_checkable
@@ -144,6 +146,9 @@ class Variant:
     #: ids of the function blocks replaced by library calls
     blocks: tuple[str, ...] = ()
     _compiled: Callable[..., Any] | None = field(default=None, repr=False)
+    #: module-level arrays the function reads, passed as trailing arguments at each call
+    #: (:func:`passed_globals`), looked up in :attr:`namespace` then
+    passed: tuple[str, ...] = ()
     #: the no-alias assumption checked at every call (None: nothing assumed, or rebuilt
     #: from source in a worker)
     guard: AliasGuard | None = field(default=None, repr=False)
@@ -166,6 +171,8 @@ class Variant:
         """
         check_on_alias(on_alias, "offload: Variant.compile")
         raw = self._build()
+        if self.passed:
+            raw = _passing(raw, self.namespace, self.passed)
         if self.guard is None:
             return raw
         return self.guard.wrap(raw, on_alias)
@@ -177,6 +184,26 @@ class Variant:
             exec(compile(self.source, f"<hetlab.offload {self.name}>", "exec"), ns)
             self._compiled = ns[self.name]
         return self._compiled
+
+
+def _passing(raw: Callable[..., Any], namespace: dict[str, Any],
+             names: tuple[str, ...]) -> Callable[..., Any]:
+    """``raw`` called with the current values of ``names`` appended to the arguments."""
+    @functools.wraps(raw)
+    def call(*args: Any) -> Any:
+        return raw(*args, *[namespace[g] for g in names])
+
+    return call
+
+
+def passed_globals(report: Report) -> tuple[str, ...]:
+    """Module-level (or enclosing) NumPy arrays ``report``'s function reads: numba compiles
+    a global array as a constant, so a plan would keep the values it had when compiled while
+    the function reads the array as it is at each call (a lookup table updated in place).
+    Passed as parameters of the same names, they are read at each call."""
+    ns = report.source.namespace
+    return tuple(g for g in sorted(report.aliases.globals_read)
+                 if isinstance(ns.get(g), np.ndarray) and g not in report.params)
 
 
 def lookup(get: Callable[[str | int], Any], key: str | int) -> Any:
@@ -236,7 +263,8 @@ def _inside(report: Report, key: str, chosen: tuple[str, ...]) -> bool:
 def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | None = None,
                  header: str = "", blocks: tuple[str, ...] = (),
                  replace: dict[str, str] | None = None, transforms: bool = False,
-                 tiles: dict[str, int] | None = None, fastmath: bool = False) -> str:
+                 tiles: dict[str, int] | None = None, fastmath: bool = False,
+                 passed: tuple[str, ...] = ()) -> str:
     """Source of the numba variant: ``prange`` on ``chosen``, ``blocks`` replaced by their
     NumPy call, the nests rooted at ``replace``'s loop ids replaced by its statements (the
     FPGA host code), decorated ``@njit``.
@@ -247,8 +275,9 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
     ``transforms`` also applies the fixed passes
     (interchange for unit stride, scalar replacement); ``tiles`` (band root id → size) tiles
     those bands; ``fastmath`` compiles it with ``fastmath={'contract', 'reassoc'}`` (the
-    numba target's reassociation gene). Each change is a comment line of the source
-    (:mod:`hetlab.offload.analysis.transforms`)."""
+    numba target's reassociation gene); ``passed`` (:func:`passed_globals`) become trailing
+    parameters, which :meth:`Variant.compile` fills at each call. Each change is a comment
+    line of the source (:mod:`hetlab.offload.analysis.transforms`)."""
     tree = copy.deepcopy(report.source.tree)
     ids = tag_loops(tree, [lp.id for lp in report.loops])
     private, lastp = report.transforms.private, report.transforms.lastprivate
@@ -289,6 +318,10 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
         notes.append("fastmath contract, reassoc: sums may be reordered (vectorized) and "
                      "multiply-adds fused; results differ in the last bits")
     tree.decorator_list = [ast.Call(ast.Name("njit", ast.Load()), [], flags)]
+    if passed:  # numba would freeze them as constants at compile time
+        tree.args.args += [ast.arg(g) for g in passed]
+        notes.append(f"global arrays {', '.join(passed)} passed at each call (numba would "
+                     "freeze their values when it compiles)")
     body = ast.unparse(ast.fix_missing_locations(tree))
     loops = ", ".join(f"{k} ({report.loop(k).var}, line {report.loop(k).line})"
                       for k in chosen) or "none (serial)"

@@ -45,7 +45,14 @@ from ..analysis.report import Report
 from ..analysis.transforms import tag_loops, tile_genes, tile_size
 from ..front.helpers import jit_helpers
 from ..runtime.measure import measure
-from .base import TargetBase, Variant, check_blocks, check_parallel, numba_source
+from .base import (
+    TargetBase,
+    Variant,
+    check_blocks,
+    check_parallel,
+    numba_source,
+    passed_globals,
+)
 
 __all__ = ["NumbaTarget", "REASSOC", "reassociable", "thread_sweep"]
 
@@ -126,11 +133,13 @@ class NumbaTarget(TargetBase):
         chosen = check_parallel(report, [k for k in loops if k not in bits], private_ok=True)
         chosen_blocks = check_blocks(report, blocks, chosen)
         fixed = bool(chosen or tiles) if transforms is None else transforms
+        passed = passed_globals(report)
         return Variant(report.name, self.name, chosen,
                        numba_source(report, chosen, parallel=parallel, blocks=chosen_blocks,
-                                    transforms=fixed, tiles=tiles, fastmath=fast),
+                                    transforms=fixed, tiles=tiles, fastmath=fast,
+                                    passed=passed),
                        jit_helpers(report.source.tree, report.source.namespace),
-                       blocks=chosen_blocks)
+                       blocks=chosen_blocks, passed=passed)
 
     def option_genes(self, report: Report, args: tuple, blocks: tuple[str, ...] = (), *,
                      trips: Mapping[str, int]) -> list[str]:
