@@ -443,10 +443,7 @@ PROBES: dict[str, Probe7] = {
         doubling_index_feed, _vec, serial=("L1",), key=keys.doubling_index_feed,
         sizes=(0, 1, 2, 7, 16), moderate=2_000_000),
     "upper_half_from_lower": Probe7(
-        upper_half_from_lower, _vec,
-        limits={"L1": "h = len(x) // 2 is a local: the floor-division model proves the loop "
-                      "parallel when written x[i + n // 2] over range(n // 2), not through h"},
-        key=keys.upper_half_from_lower,
+        upper_half_from_lower, _vec, parallel=("L1",), key=keys.upper_half_from_lower,
         sizes=(0, 1, 2, 7, 16), moderate=2_000_000),
     "forward_pair_sum_inplace": Probe7(
         forward_pair_sum_inplace, _vec, serial=("L1",), key=keys.forward_pair_sum_inplace,

@@ -24,6 +24,8 @@ __all__ = ["Dependence", "carried_dependences", "coupled_infeasible", "unmodelab
 _INF = math.inf
 #: the atom ``d ≥ 1`` separating the two iterations of L (":" keeps it apart from user names)
 _D = "Δ:d"
+#: the slack ``t ≥ 0`` of ``d ≤ T − 1`` (T: the trip count of L)
+_T = "Δ:t"
 
 
 @dataclass(frozen=True)
@@ -159,7 +161,9 @@ def _may_depend(a: Access, b: Access, loops: list[Loop], L: Loop, pos: int,
             continue  # a subscript reads a scalar that changes inside L
         eq = ea - eb
         if any(":" not in k for k in eq.coefs):
-            continue  # a symbol that does not cancel: unknown offset
+            eq = _through_trips(eq, L, s1, written, binder.ranges)  # type: ignore[assignment]
+            if eq is None:
+                continue  # a symbol that does not cancel: unknown offset
         if _bound_test(eq, binder.ranges):
             return False
         eqs.append(eq)
@@ -168,6 +172,42 @@ def _may_depend(a: Access, b: Access, loops: list[Loop], L: Loop, pos: int,
     if involves_quotients(a, loops) or involves_quotients(b, loops):
         return not disjoint(a, b, loops, L, pos, written)  # exact for ``//`` and ``%``
     return True
+
+
+def _through_trips(eq: Affine, L: Loop, scope: dict[str, Affine], written: set[str],
+                   ranges: dict[str, tuple[float, float]]) -> Affine | None:
+    """``eq`` with its symbols replaced through L's trip count, or None when they are not a
+    multiple of it. Two iterations of L ``d`` apart (step 1, bounds ``lo``/``hi`` not written
+    in L) satisfy ``d ≤ T − 1`` with ``T = hi − lo``: ``T = d + 1 + t``, ``t ≥ 0``. A subscript
+    offset by the trip count (``x[i + h]`` over ``range(h)``, ``x[i + hi - lo]`` over
+    ``range(lo, hi)``) then meets ``x[i]`` only where ``d = T``, which no pair reaches.
+
+    >>> from hetlab.offload.front.affine import Affine
+    >>> from hetlab.offload.front.loops import Loop
+    >>> L = Loop(0, "i", None, 1, None, 0, Affine(), Affine({"h": 1}))
+    >>> r = {_D: (1.0, _INF)}
+    >>> str(_through_trips(Affine({"h": 1, _D: -1}), L, {}, set(), r))  # i₁ + h = i₁ + d
+    'Δ:t + 1'
+    >>> _through_trips(Affine({"k": 1, _D: -1}), L, {}, set(), r) is None  # another symbol
+    True
+    """
+    if L.step != 1 or L.lower is None or L.upper is None:
+        return None
+    trips = _subscript(L.upper - L.lower, scope)
+    if not _symbols_ok(trips, written):
+        return None
+    sym_t = {k: v for k, v in trips.coefs.items() if ":" not in k}
+    sym_e = {k: v for k, v in eq.coefs.items() if ":" not in k}
+    if not sym_t or set(sym_e) != set(sym_t):
+        return None
+    k0 = next(iter(sym_t))
+    alpha, left = divmod(sym_e[k0], sym_t[k0])
+    if left or any(sym_e[k] != alpha * v for k, v in sym_t.items()):
+        return None
+    ranges[_T] = (0.0, _INF)
+    atoms = Affine({k: v for k, v in trips.coefs.items() if ":" in k}, trips.const)
+    rest = Affine({k: v for k, v in eq.coefs.items() if ":" in k}, eq.const)
+    return rest + (Affine({_D: 1, _T: 1}, 1) - atoms).scale(alpha)
 
 
 def coupled_infeasible(eqs: list[Affine], ranges: dict[str, tuple[float, float]]) -> bool:
