@@ -535,9 +535,7 @@ PROBES: dict[str, Probe7] = {
         moderate=2_000_000),
     "module_lambda_map": Probe7(
         module_lambda_map, lambda g, n: (g.standard_normal(n), np.zeros(n)),
-        key=keys.module_lambda_map,
-        limits={"L1": "a module-level lambda is an unknown call (a def helper is pure)"},
-        sizes=(0, 1, 2, 7),
+        parallel=("L1",), key=keys.module_lambda_map, sizes=(0, 1, 2, 7),
         moderate=2_000_000),
     "recursive_helper_map": Probe7(
         recursive_helper_map, lambda g, n: (g.integers(0, 30, n), np.zeros(n, dtype=np.int64)),

@@ -50,12 +50,30 @@ _MAX_DEPTH = 3
 
 
 def _tree(fn: types.FunctionType) -> ast.FunctionDef | None:
+    """``fn``'s definition; a lambda as the ``def`` returning its expression."""
     try:
         module = ast.parse(textwrap.dedent(inspect.getsource(fn)))
     except (OSError, TypeError, SyntaxError):
         return None
+    if fn.__name__ == "<lambda>":
+        return _lambda_tree(module, fn)
     defs = [n for n in module.body if isinstance(n, ast.FunctionDef)]
     return defs[0] if defs and not defs[0].decorator_list else None
+
+
+def _lambda_tree(module: ast.Module, fn: types.FunctionType) -> ast.FunctionDef | None:
+    """The one lambda of ``module`` (the source lines of ``fn``) with ``fn``'s parameters, as a
+    ``def``; None when there are several (``f, g = lambda x: x, lambda x: -x``) or none."""
+    code = fn.__code__
+    names = list(code.co_varnames[:code.co_argcount])
+    found = [n for n in ast.walk(module) if isinstance(n, ast.Lambda)
+             and [a.arg for a in (*n.args.posonlyargs, *n.args.args)] == names]
+    if len(found) != 1:
+        return None
+    lam = found[0]
+    tree = ast.FunctionDef(name="<lambda>", args=lam.args, body=[ast.Return(lam.body)],
+                           decorator_list=[], returns=None, type_comment=None)
+    return ast.fix_missing_locations(ast.copy_location(tree, lam))
 
 
 
@@ -164,7 +182,7 @@ def pure_helper(name: str, namespace: dict[str, Any]) -> types.FunctionType | No
     """The plain Python function ``name`` is bound to in ``namespace`` when it is a pure
     helper (see the module docstring), else None."""
     obj = namespace.get(name)
-    if not isinstance(obj, types.FunctionType) or obj.__name__ == "<lambda>":
+    if not isinstance(obj, types.FunctionType):
         return None
     return obj if _is_pure(obj, ()) else None
 
@@ -180,7 +198,7 @@ def jit_helpers(tree: ast.AST, namespace: dict[str, Any]) -> dict[str, Any]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             obj = namespace.get(node.func.id)
-            fn = obj if isinstance(obj, types.FunctionType) and obj.__name__ != "<lambda>" \
+            fn = obj if isinstance(obj, types.FunctionType) \
                 and _is_pure(obj, (), writes_ok=True) else None
             if fn is not None:
                 out[node.func.id] = _jitted(fn, numba)
