@@ -497,9 +497,7 @@ PROBES: dict[str, Probe7] = {
         moderate=2000),
     "scale_rows_through_view": Probe7(
         scale_rows_through_view, lambda g, n: (g.random((n, n + 1)), g.random(n + 1)),
-        parallel=("L2",), key=keys.scale_rows_through_view,
-        limits={"L1": "``for row in A`` writing row[j]: the row views A[i] are distinct rows, "
-                      "but the row loop is judged a dependence on ``row``"}, sizes=(1, 2, 7),
+        parallel=("L1", "L2"), key=keys.scale_rows_through_view, sizes=(1, 2, 7),
         moderate=2000),
     "builtin_sum_row_means": Probe7(
         builtin_sum_row_means, lambda g, n: (g.random((n, n + 1)), np.zeros(n)),

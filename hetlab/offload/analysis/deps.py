@@ -293,11 +293,8 @@ def carried_dependences(L: Loop, loops: list[Loop], accesses: list[Access],
             for y in accs:
                 if not (x.write or y.write):
                     continue
-                if len(x.subs) != len(y.subs):
-                    may = True
-                else:
-                    may = _may_depend(x, y, loops, L, pos, written)
-                if not may:
+                # ``A[i]`` is ``A[i, :]``: with fewer subscripts, only the leading ones compare
+                if not _may_depend(x, y, loops, L, pos, written):
                     continue
                 kind = "output" if x.write and y.write else "flow" if x.write else "anti"
                 key = (kind, x.text, y.text)

@@ -14,6 +14,7 @@ from ...errors import InvalidInputError
 from .extrema import fold_extrema
 from .induction import substitute_counters
 from .iterables import range_for_iterables
+from .views import substitute_views
 
 __all__ = ["FunctionSource", "read_function"]
 
@@ -102,6 +103,7 @@ def read_function(fn: Any) -> FunctionSource:
     fold_extrema(tree, namespace)  # ``if e > m: m = e`` → ``m = max(m, e)`` (.extrema)
     range_for_iterables(tree, namespace)  # ``for i, v in enumerate(x)`` → range (.iterables)
     substitute_counters(tree, namespace)  # ``k += 1`` in step with the loop → i (.induction)
+    substitute_views(tree)  # ``row = A[i]; row[j] = …`` → ``A[i, j] = …`` (.views)
     refusals = whole_function_refusals(tree, first, bound=original is not None)
     return FunctionSource(fn, fn.__name__, text, tree, namespace, first, refusals, original)
 
