@@ -12,6 +12,7 @@ from typing import Any
 
 from ...errors import InvalidInputError
 from .extrema import fold_extrema
+from .genexprs import sums_as_loops
 from .induction import substitute_counters
 from .iterables import range_for_iterables
 from .views import substitute_views
@@ -100,6 +101,7 @@ def read_function(fn: Any) -> FunctionSource:
     except (ValueError, TypeError):  # an empty cell (a closure variable not yet bound)
         nonlocals = {}
     namespace = {**fn.__globals__, **nonlocals}
+    sums_as_loops(tree, namespace)  # ``sum(e for k in …)`` → an accumulating loop (.genexprs)
     fold_extrema(tree, namespace)  # ``if e > m: m = e`` → ``m = max(m, e)`` (.extrema)
     range_for_iterables(tree, namespace)  # ``for i, v in enumerate(x)`` → range (.iterables)
     substitute_counters(tree, namespace)  # ``k += 1`` in step with the loop → i (.induction)

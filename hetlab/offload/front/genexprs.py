@@ -1,0 +1,159 @@
+"""``sum(<generator expression>)`` as an accumulating loop.
+
+Python code sums with a generator expression (``out[i] = sum(A[i, k] * x[k] for k in
+range(m))``); numba cannot compile one (``UnsupportedError``: the whole function then runs as
+Python) and the analysis cannot look inside it. :func:`sums_as_loops` rewrites, in place, such
+a call into the loop Python runs for it, placed before the statement that holds it::
+
+    _hl_g0 = 0
+    for _hl_g0_k in range(m):
+        _hl_g0 += A[i, _hl_g0_k] * x[_hl_g0_k]
+    out[i] = _hl_g0
+
+Python's ``sum`` starts from the integer 0 and adds the items in order, as the loop does; the
+generator's variables are renamed (they do not leak into the function, as in Python), several
+``for`` clauses become nested loops and ``if`` clauses an ``if`` around the update. Rewritten
+only when ``sum`` is the builtin, the call has that one argument, and evaluating it before its
+statement cannot change what the statement does: the statement is an assignment, an augmented
+assignment, a ``return``, an expression, an ``if`` test or a ``for`` loop's iterable (evaluated
+once), the call is not under a conditional expression, ``and``/``or``, a lambda or another
+comprehension, and the generator holds no comprehension, lambda or ``:=`` of its own.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+from typing import Any
+
+__all__ = ["sums_as_loops"]
+
+_SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+           ast.NamedExpr)
+
+
+def _is_builtin_sum(call: ast.Call, namespace: dict[str, Any], local: set[str]) -> bool:
+    f = call.func
+    return (isinstance(f, ast.Name) and f.id == "sum" and f.id not in local
+            and namespace.get("sum", builtins.sum) is builtins.sum
+            and len(call.args) == 1 and not call.keywords
+            and isinstance(call.args[0], ast.GeneratorExp))
+
+
+def _candidates(roots: list[ast.AST], namespace: dict[str, Any],
+                local: set[str]) -> list[ast.Call]:
+    """``sum(<genexpr>)`` calls under ``roots`` that are evaluated unconditionally, once."""
+    found: list[ast.Call] = []
+
+    def walk(n: ast.AST) -> None:
+        if isinstance(n, ast.Call) and _is_builtin_sum(n, namespace, local):
+            gen = n.args[0]
+            if not any(isinstance(m, _SCOPES) for m in ast.walk(gen) if m is not gen):
+                found.append(n)
+            return
+        if isinstance(n, (*_SCOPES, ast.IfExp, ast.BoolOp)):
+            return
+        for c in ast.iter_child_nodes(n):
+            walk(c)
+
+    for r in roots:
+        walk(r)
+    return found
+
+
+def _heads(stmt: ast.stmt) -> list[ast.AST] | None:
+    """The parts of ``stmt`` evaluated once before anything else it does, or None."""
+    if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)):
+        return [stmt]
+    if isinstance(stmt, ast.If):
+        return [stmt.test]
+    if isinstance(stmt, ast.For):
+        return [stmt.iter]
+    return None
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.names:
+            return ast.copy_location(ast.Name(self.names[node.id], node.ctx), node)
+        return node
+
+
+def _loop_for(call: ast.Call, acc: str) -> list[ast.stmt]:
+    gen = copy.deepcopy(call.args[0])
+    assert isinstance(gen, ast.GeneratorExp)
+    names: dict[str, str] = {}
+    loops: list[tuple[ast.expr, ast.expr, list[ast.expr]]] = []
+    for comp in gen.generators:
+        it = _Rename(dict(names)).visit(comp.iter)  # earlier clauses' variables only
+        for n in ast.walk(comp.target):
+            if isinstance(n, ast.Name):
+                names[n.id] = f"{acc}_{n.id}"
+        rename = _Rename(dict(names))
+        loops.append((rename.visit(comp.target), it, [rename.visit(c) for c in comp.ifs]))
+    body: list[ast.stmt] = [ast.AugAssign(ast.Name(acc, ast.Store()), ast.Add(),
+                                          _Rename(names).visit(gen.elt))]
+    for target, it, ifs in reversed(loops):
+        for test in reversed(ifs):
+            body = [ast.If(test, body, [])]
+        body = [ast.For(target, it, body, [])]
+    return [ast.Assign([ast.Name(acc, ast.Store())], ast.Constant(0)), *body]
+
+
+def sums_as_loops(tree: ast.FunctionDef, namespace: dict[str, Any]) -> int:
+    """Rewrite, in place, the ``sum(<genexpr>)`` calls of ``tree`` (module docstring); the
+    number rewritten.
+
+    >>> t = ast.parse("def f(A, out):\\n    for i in range(A.shape[0]):\\n"
+    ...               "        out[i] = sum(A[i, k] for k in range(A.shape[1]) if k % 2)\\n"
+    ...               ).body[0]
+    >>> sums_as_loops(t, {})
+    1
+    >>> print(ast.unparse(t))
+    def f(A, out):
+        for i in range(A.shape[0]):
+            _hl_g0 = 0
+            for _hl_g0_k in range(A.shape[1]):
+                if _hl_g0_k % 2:
+                    _hl_g0 += A[i, _hl_g0_k]
+            out[i] = _hl_g0
+    """
+    local = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+             and isinstance(n.ctx, ast.Store)}
+    local |= {a.arg for a in (*tree.args.posonlyargs, *tree.args.args, *tree.args.kwonlyargs)}
+    count = 0
+
+    def block(stmts: list[ast.stmt]) -> list[ast.stmt]:
+        nonlocal count
+        out: list[ast.stmt] = []
+        for s in stmts:
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(s, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt) \
+                        and not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                               ast.ClassDef)):
+                    setattr(s, field, block(inner))
+            heads = _heads(s)
+            for call in _candidates(heads, namespace, local) if heads else []:
+                acc = f"_hl_g{count}"
+                count += 1
+                out += _loop_for(call, acc)
+                # the call becomes the accumulator: replace it where it stands
+                for parent in ast.walk(s):
+                    for field, value in ast.iter_fields(parent):
+                        if value is call:
+                            setattr(parent, field, ast.Name(acc, ast.Load()))
+                        elif isinstance(value, list) and any(v is call for v in value):
+                            setattr(parent, field, [ast.Name(acc, ast.Load()) if v is call
+                                                    else v for v in value])
+            out.append(s)
+        return out
+
+    tree.body = block(tree.body)
+    if count:
+        ast.fix_missing_locations(tree)
+    return count
