@@ -43,10 +43,17 @@ def energy(x):
     return sum(v * v for v in x)
 
 
+def rows_with_a_negative(A, flags, full):
+    for i in range(A.shape[0]):
+        flags[i] = any(A[i, j] < 0.0 for j in range(A.shape[1]))
+        full[i] = all(v != 0.0 for v in A[i])
+
+
 @pytest.mark.parametrize("fn, verdicts", [
     (row_square_sums, {"L1": "parallel"}),
     (pythonic_matmul, {"L1": "parallel", "L2": "parallel"}),
     (energy, {"L1": "reduction"}),
+    (rows_with_a_negative, {"L1": "parallel"}),
 ])
 def test_sums_of_generators_are_loops_the_analysis_reads(fn, verdicts):
     report = offload.analyze(fn)
@@ -82,6 +89,21 @@ def test_search_compiles_instead_of_running_python_and_keeps_results():
     np.testing.assert_allclose(got, want)
 
 
+def test_any_and_all_stop_at_the_first_decisive_item_and_match_python():
+    rng = np.random.default_rng(2)
+    A = rng.standard_normal((30, 5))
+    A[3] = np.abs(A[3])
+    A[4, 2] = 0.0
+    report = offload.analyze(rows_with_a_negative)
+    want = (np.zeros(30, dtype=bool), np.zeros(30, dtype=bool))
+    got = (np.zeros(30, dtype=bool), np.zeros(30, dtype=bool))
+    rows_with_a_negative(A, *want)
+    offload.transform(report, ["L1"]).compile()(A, *got)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    assert not want[0][3] and not want[1][4]
+
+
 def _rewrite(src: str, namespace: dict | None = None) -> str:
     tree = ast.parse(src).body[0]
     sums_as_loops(tree, namespace or {})
@@ -96,6 +118,7 @@ def _rewrite(src: str, namespace: dict | None = None) -> str:
     "def f(x):\n    while sum(v for v in x) > 0:\n        x = x - 1\n",  # re-evaluated
     "def f(x):\n    return sum(sum(w for w in v) for v in x)\n",  # nested generator
     "def f(x):\n    return sum(v for v in x if (t := v) > 0)\n",  # walrus
+    "def f(A):\n    return any(v > 0 for row in A for v in row)\n",  # two clauses: one break
 ])
 def test_sums_that_cannot_move_before_their_statement_are_left(src):
     assert _rewrite(src) == ast.unparse(ast.parse(src).body[0])

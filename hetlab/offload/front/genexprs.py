@@ -1,4 +1,4 @@
-"""``sum(<generator expression>)`` as an accumulating loop.
+"""``sum(<generator expression>)`` (and ``any``/``all`` of one) as an accumulating loop.
 
 Python code sums with a generator expression (``out[i] = sum(A[i, k] * x[k] for k in
 range(m))``); numba cannot compile one (``UnsupportedError``: the whole function then runs as
@@ -12,12 +12,16 @@ a call into the loop Python runs for it, placed before the statement that holds 
 
 Python's ``sum`` starts from the integer 0 and adds the items in order, as the loop does; the
 generator's variables are renamed (they do not leak into the function, as in Python), several
-``for`` clauses become nested loops and ``if`` clauses an ``if`` around the update. Rewritten
-only when ``sum`` is the builtin, the call has that one argument, and evaluating it before its
-statement cannot change what the statement does: the statement is an assignment, an augmented
-assignment, a ``return``, an expression, an ``if`` test or a ``for`` loop's iterable (evaluated
-once), the call is not under a conditional expression, ``and``/``or``, a lambda or another
-comprehension, and the generator holds no comprehension, lambda or ``:=`` of its own.
+``for`` clauses become nested loops and ``if`` clauses an ``if`` around the update.
+``any(e for v in x)`` starts from ``False`` and becomes ``True`` at the first true ``e``, then
+``break`` (as Python stops there); ``all`` starts from ``True`` (one ``for`` clause only: a
+``break`` leaves one loop). An iterable that is neither a name nor a call (``A[i]``) is bound
+to a name first. Rewritten only when the function is the builtin, the call has
+that one argument, and evaluating it before its statement cannot change what the statement
+does: the statement is an assignment, an augmented assignment, a ``return``, an expression,
+an ``if`` test or a ``for`` loop's iterable (evaluated once), the call is not under a
+conditional expression, ``and``/``or``, a lambda or another comprehension, and the generator
+holds no comprehension, lambda or ``:=`` of its own.
 """
 
 from __future__ import annotations
@@ -33,12 +37,20 @@ _SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp
            ast.NamedExpr)
 
 
+#: builtins rewritten, with the values their accumulator starts from
+_REDUCERS = {"sum": 0, "any": False, "all": True}
+
+
 def _is_builtin_sum(call: ast.Call, namespace: dict[str, Any], local: set[str]) -> bool:
+    """``sum``/``any``/``all`` (the builtins) of one generator expression (``any``/``all``:
+    of one ``for`` clause, which a ``break`` leaves)."""
     f = call.func
-    return (isinstance(f, ast.Name) and f.id == "sum" and f.id not in local
-            and namespace.get("sum", builtins.sum) is builtins.sum
+    if not (isinstance(f, ast.Name) and f.id in _REDUCERS and f.id not in local
+            and namespace.get(f.id, getattr(builtins, f.id)) is getattr(builtins, f.id)
             and len(call.args) == 1 and not call.keywords
-            and isinstance(call.args[0], ast.GeneratorExp))
+            and isinstance(call.args[0], ast.GeneratorExp)):
+        return False
+    return f.id == "sum" or len(call.args[0].generators) == 1
 
 
 def _candidates(roots: list[ast.AST], namespace: dict[str, Any],
@@ -95,13 +107,25 @@ def _loop_for(call: ast.Call, acc: str) -> list[ast.stmt]:
                 names[n.id] = f"{acc}_{n.id}"
         rename = _Rename(dict(names))
         loops.append((rename.visit(comp.target), it, [rename.visit(c) for c in comp.ifs]))
-    body: list[ast.stmt] = [ast.AugAssign(ast.Name(acc, ast.Store()), ast.Add(),
-                                          _Rename(names).visit(gen.elt))]
-    for target, it, ifs in reversed(loops):
-        for test in reversed(ifs):
-            body = [ast.If(test, body, [])]
-        body = [ast.For(target, it, body, [])]
-    return [ast.Assign([ast.Name(acc, ast.Store())], ast.Constant(0)), *body]
+    kind = call.func.id  # type: ignore[attr-defined]
+    elt = _Rename(names).visit(gen.elt)
+    body: list[ast.stmt]
+    if kind == "sum":
+        body = [ast.AugAssign(ast.Name(acc, ast.Store()), ast.Add(), elt)]
+    else:  # any: True at the first true item; all: False at the first false one
+        test = elt if kind == "any" else ast.UnaryOp(ast.Not(), elt)
+        body = [ast.If(test, [ast.Assign([ast.Name(acc, ast.Store())],
+                                         ast.Constant(kind == "any")), ast.Break()], [])]
+    for k, (target, it, ifs) in reversed(list(enumerate(loops))):
+        for cond in reversed(ifs):
+            body = [ast.If(cond, body, [])]
+        if isinstance(it, (ast.Name, ast.Call)):
+            body = [ast.For(target, it, body, [])]
+        else:  # ``for v in A[i]``: a name, which :mod:`.iterables` and :mod:`.views` read
+            seq = f"{acc}_seq{k}"
+            body = [ast.Assign([ast.Name(seq, ast.Store())], it),
+                    ast.For(target, ast.Name(seq, ast.Load()), body, [])]
+    return [ast.Assign([ast.Name(acc, ast.Store())], ast.Constant(_REDUCERS[kind])), *body]
 
 
 def sums_as_loops(tree: ast.FunctionDef, namespace: dict[str, Any]) -> int:
