@@ -487,7 +487,8 @@ PROBES: dict[str, Probe6] = {
         parallel=("L1",), key=keys.collatz_steps, sizes=(0, 1, 2, 7), moderate=100_000),
     "column_recurrence_while": Probe6(
         column_recurrence_while, lambda g, n: (g.random((n + 1, n)), 0.5),
-        parallel=("L1",), key=keys.column_recurrence_while, sizes=(1, 2, 7), moderate=1000),
+        parallel=("L1",), serial=("L2",), key=keys.column_recurrence_while, sizes=(1, 2, 7),
+        moderate=1000),
     "upper_bidiag_solve_reversed": Probe6(
         upper_bidiag_solve_reversed, _bidiag, serial=("L1",),
         key=keys.upper_bidiag_solve_reversed, sizes=(1, 2, 7), moderate=200_000),

@@ -16,6 +16,7 @@ from .genexprs import sums_as_loops
 from .induction import substitute_counters
 from .iterables import range_for_iterables
 from .views import substitute_views
+from .whiles import whiles_as_fors
 
 __all__ = ["FunctionSource", "read_function"]
 
@@ -102,6 +103,7 @@ def read_function(fn: Any) -> FunctionSource:
         nonlocals = {}
     namespace = {**fn.__globals__, **nonlocals}
     sums_as_loops(tree, namespace)  # ``sum(e for k in …)`` → an accumulating loop (.genexprs)
+    whiles_as_fors(tree)  # ``i = 0; while i < n: …; i += 1`` → ``for i in range`` (.whiles)
     fold_extrema(tree, namespace)  # ``if e > m: m = e`` → ``m = max(m, e)`` (.extrema)
     range_for_iterables(tree, namespace)  # ``for i, v in enumerate(x)`` → range (.iterables)
     substitute_counters(tree, namespace)  # ``k += 1`` in step with the loop → i (.induction)
