@@ -31,6 +31,8 @@ import builtins
 import copy
 from typing import Any
 
+from .walk import rewrite_statements
+
 __all__ = ["sums_as_loops"]
 
 _SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
@@ -151,33 +153,28 @@ def sums_as_loops(tree: ast.FunctionDef, namespace: dict[str, Any]) -> int:
     local |= {a.arg for a in (*tree.args.posonlyargs, *tree.args.args, *tree.args.kwonlyargs)}
     count = 0
 
-    def block(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    def rewrite(s: ast.stmt, before: list[ast.stmt]) -> list[ast.stmt] | None:
         nonlocal count
+        heads = _heads(s)
+        calls = _candidates(heads, namespace, local) if heads else []
+        if not calls:
+            return None
         out: list[ast.stmt] = []
-        for s in stmts:
-            for field in ("body", "orelse", "finalbody"):
-                inner = getattr(s, field, None)
-                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt) \
-                        and not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                               ast.ClassDef)):
-                    setattr(s, field, block(inner))
-            heads = _heads(s)
-            for call in _candidates(heads, namespace, local) if heads else []:
-                acc = f"_hl_g{count}"
-                count += 1
-                out += _loop_for(call, acc)
-                # the call becomes the accumulator: replace it where it stands
-                for parent in ast.walk(s):
-                    for field, value in ast.iter_fields(parent):
-                        if value is call:
-                            setattr(parent, field, ast.Name(acc, ast.Load()))
-                        elif isinstance(value, list) and any(v is call for v in value):
-                            setattr(parent, field, [ast.Name(acc, ast.Load()) if v is call
-                                                    else v for v in value])
-            out.append(s)
-        return out
+        for call in calls:
+            acc = f"_hl_g{count}"
+            count += 1
+            out += _loop_for(call, acc)
+            # the call becomes the accumulator: replace it where it stands
+            for parent in ast.walk(s):
+                for field, value in ast.iter_fields(parent):
+                    if value is call:
+                        setattr(parent, field, ast.Name(acc, ast.Load()))
+                    elif isinstance(value, list) and any(v is call for v in value):
+                        setattr(parent, field, [ast.Name(acc, ast.Load()) if v is call
+                                                else v for v in value])
+        return [*out, s]
 
-    tree.body = block(tree.body)
+    tree.body = rewrite_statements(tree.body, rewrite)
     if count:
         ast.fix_missing_locations(tree)
     return count

@@ -4,9 +4,9 @@ and checks that look at a statement together with the ones after it in its block
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-__all__ = ["statement_lists", "exits_iteration"]
+__all__ = ["statement_lists", "exits_iteration", "rewrite_statements"]
 
 
 def statement_lists(tree: ast.AST) -> Iterator[list[ast.stmt]]:
@@ -22,6 +22,35 @@ def statement_lists(tree: ast.AST) -> Iterator[list[ast.stmt]]:
             block = getattr(node, field_, None)
             if isinstance(block, list) and block:
                 yield block
+
+
+def rewrite_statements(stmts: list[ast.stmt], rewrite: Callable[
+        [ast.stmt, list[ast.stmt]], list[ast.stmt] | None]) -> list[ast.stmt]:
+    """``stmts`` rebuilt innermost first: the bodies and ``else`` branches of each statement
+    (not of nested functions or classes), then the statement itself replaced by
+    ``rewrite(stmt, before)`` unless that is None (``before``: the statements already placed
+    ahead of it in its block).
+
+    >>> t = ast.parse("for i in x:\\n    a = 1\\nb = 2")
+    >>> out = rewrite_statements(t.body, lambda s, before: [s, s] if isinstance(
+    ...     s, ast.Assign) else None)
+    >>> print(ast.unparse(ast.Module(out, [])))
+    for i in x:
+        a = 1
+        a = 1
+    b = 2
+    b = 2
+    """
+    out: list[ast.stmt] = []
+    for s in stmts:
+        if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for field_ in ("body", "orelse", "finalbody"):
+                inner = getattr(s, field_, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    setattr(s, field_, rewrite_statements(inner, rewrite))
+        new = rewrite(s, out)
+        out += [s] if new is None else new
+    return out
 
 
 def exits_iteration(body: list[ast.stmt]) -> bool:

@@ -23,12 +23,15 @@ in place, into the loop it is::
   ``.size``, none of whose names the body stores), with ``i += c`` (``<``, ``<=``) or
   ``i -= c`` (``>``, ``>=``), ``c`` a positive integer constant, as the body's last
   statement and its only store of ``i``;
-- the body has no ``break`` or ``continue`` of its own and the ``while`` no ``else``.
+- the body has no ``break`` or ``continue`` of its own, no ``return``, ``raise`` or
+  ``yield``, and the ``while`` no ``else``.
 """
 
 from __future__ import annotations
 
 import ast
+
+from .walk import exits_iteration, rewrite_statements
 
 __all__ = ["whiles_as_fors"]
 
@@ -40,20 +43,6 @@ _BOUND_NODES = (ast.Name, ast.Constant, ast.BinOp, ast.Attribute, ast.Subscript,
 def _stored(nodes: list[ast.stmt]) -> set[str]:
     return {n.id for s in nodes for n in ast.walk(s)
             if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
-
-
-def _own_jumps(body: list[ast.stmt]) -> bool:
-    """Whether ``body`` holds a ``break``/``continue`` of its own loop (not of inner ones)."""
-    todo: list[ast.AST] = list(body)
-    while todo:
-        n = todo.pop()
-        if isinstance(n, (ast.Break, ast.Continue)):
-            return True
-        if isinstance(n, (ast.For, ast.While, ast.FunctionDef, ast.Lambda, ast.ClassDef)):
-            todo.extend(n.orelse if isinstance(n, (ast.For, ast.While)) else [])
-            continue
-        todo.extend(ast.iter_child_nodes(n))
-    return False
 
 
 def _bound_ok(e: ast.expr) -> bool:
@@ -111,7 +100,7 @@ def _as_for(w: ast.While, start: int) -> list[ast.stmt] | None:
     name, op, bound = t.left.id, t.ops[0], t.comparators[0]
     step = _step(w.body[-1], name)
     body = w.body[:-1]
-    if step is None or not body or not _bound_ok(bound) or _own_jumps(body) \
+    if step is None or not body or not _bound_ok(bound) or exits_iteration(body) \
             or name in _stored(body) or (_stored(w.body) & {n.id for n in ast.walk(bound)
                                                            if isinstance(n, ast.Name)}):
         return None
@@ -151,28 +140,17 @@ def whiles_as_fors(tree: ast.FunctionDef) -> int:
     """
     count = 0
 
-    def block(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    def rewrite(s: ast.stmt, before: list[ast.stmt]) -> list[ast.stmt] | None:
         nonlocal count
-        out: list[ast.stmt] = []
-        for s in stmts:
-            for field in ("body", "orelse", "finalbody"):
-                inner = getattr(s, field, None)
-                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt) \
-                        and not isinstance(s, (ast.FunctionDef, ast.ClassDef)):
-                    setattr(s, field, block(inner))
-            new = None
-            if isinstance(s, ast.While) and isinstance(s.test, ast.Compare) \
-                    and isinstance(s.test.left, ast.Name):
-                start = _initial(out, len(out), s.test.left.id)
-                new = None if start is None else _as_for(s, start)
-            if new is None:
-                out.append(s)
-            else:
-                out += new
-                count += 1
-        return out
+        if not (isinstance(s, ast.While) and isinstance(s.test, ast.Compare)
+                and isinstance(s.test.left, ast.Name)):
+            return None
+        start = _initial(before, len(before), s.test.left.id)
+        new = None if start is None else _as_for(s, start)
+        count += new is not None
+        return new
 
-    tree.body = block(tree.body)
+    tree.body = rewrite_statements(tree.body, rewrite)
     if count:
         ast.fix_missing_locations(tree)
     return count
