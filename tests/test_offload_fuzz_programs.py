@@ -134,19 +134,32 @@ def continue_skips_the_kill(C, y, z):
     return t
 
 
+def break_skips_the_kill(C, y, z):
+    t = 0.0
+    for i in range(C.shape[0]):
+        for j in range(C.shape[1]):
+            if y[j] > 0.0:
+                t = C[i, j]
+        if z[i] > 0.0:
+            break  # L1 is unsupported, yet L2 is still called parallel with t private
+        t = 0.0
+    return t
+
+
 CONTINUE_KILL = ("WRONG RESULT: t assigned in the inner loop is called private there because "
                  "the statement after it (t = 0.0) defines it, but a continue before that "
                  "definition lets the inner loop's last t reach the return; "
-                 "analysis/scalars.py live_after/exposed_reads ignore the continue path "
-                 "(fuzz seed 1012)")
+                 "analysis/scalars.py live_after/exposed_reads ignore the continue (or break) "
+                 "path (fuzz seed 1012)")
 
 
 @pytest.mark.xfail(strict=True, reason=CONTINUE_KILL)
-def test_a_continue_keeps_an_inner_scalar_live(two_threads):
+@pytest.mark.parametrize("fn", [continue_skips_the_kill, break_skips_the_kill])
+def test_a_continue_keeps_an_inner_scalar_live(fn, two_threads):
     rng = np.random.default_rng(5)
     n = 24
     args = [rng.standard_normal((n, n)), rng.standard_normal(n), np.abs(rng.standard_normal(n))]
-    report = offload.analyze(continue_skips_the_kill)
+    report = offload.analyze(fn)
     if report.loop("L2").verdict != "parallel":
         return  # fixed in the verdict (sequential, or lastprivate that the peel handles)
-    assert _offloaded_agrees(continue_skips_the_kill, args, "L2")
+    assert _offloaded_agrees(fn, args, "L2")
