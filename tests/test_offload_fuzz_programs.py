@@ -31,8 +31,6 @@ SIZES = (0, 1, 2, 17)
 
 #: generated kernels (seed -> reason) that hit an engine bug reproduced below
 KNOWN: dict[int, str] = {
-    5027: "OPERAND_FIRST: t1 = C[j, j] + x[k + 1] * 0.5 + t1 offloaded (numba parfor lowering "
-          "fails)",
     5057: "TWO_UPDATES: s += … under an if, then s -= … in one iteration (numba: "
           "UnsupportedRewriteError in parfor prelowering)",
 }
@@ -104,9 +102,8 @@ def sum_operand_first(x):
 TWO_UPDATES = ("a reduction updated twice in one iteration (cnt += 1; cnt += 1) is a reduction "
                "in the report, but numba's prange rejects it: ValueError 'Use of reduction "
                "variable cnt other than in a supported reduction function' (fuzz seed 107)")
-OPERAND_FIRST = ("s = e + s is read as a + reduction (analysis/scalars.py), emitted as written; "
-                 "numba's parfor lowering fails on it: ParforsUnexpectedReduceNodeError "
-                 "(fuzz seed 123: t0 = t1 + t0)")
+#: fixed: ``s = e + s`` is written ``s = s + e`` in prange loops (transforms/partials.py,
+#: reduction_operand_first); numba's parfor lowering failed on it (fuzz seeds 123, 5027)
 
 
 @pytest.mark.xfail(strict=True, reason=TWO_UPDATES)
@@ -116,7 +113,6 @@ def test_two_updates_of_one_reduction(fn, two_threads):
     assert _offloaded_agrees(fn, [np.random.default_rng(3).standard_normal(20)])
 
 
-@pytest.mark.xfail(strict=True, reason=OPERAND_FIRST)
 def test_reduction_with_the_variable_as_second_operand(two_threads):
     assert offload.analyze(sum_operand_first).loop("L1").verdict == "reduction"
     assert _offloaded_agrees(sum_operand_first, [np.random.default_rng(3).standard_normal(20)])
@@ -146,14 +142,12 @@ def break_skips_the_kill(C, y, z):
     return t
 
 
-CONTINUE_KILL = ("WRONG RESULT: t assigned in the inner loop is called private there because "
-                 "the statement after it (t = 0.0) defines it, but a continue before that "
-                 "definition lets the inner loop's last t reach the return; "
-                 "analysis/scalars.py live_after/exposed_reads ignore the continue (or break) "
-                 "path (fuzz seed 1012)")
+#: fixed: a scalar defined after an ``if …: continue`` (or ``break``) was taken as killed, so
+#: the inner loop's ``t`` was private and the variant returned another ``t`` (wrong result;
+#: analysis/scalars.py exposed_reads now keeps only the definitions made before a possible
+#: exit; fuzz seed 1012)
 
 
-@pytest.mark.xfail(strict=True, reason=CONTINUE_KILL)
 @pytest.mark.parametrize("fn", [continue_skips_the_kill, break_skips_the_kill])
 def test_a_continue_keeps_an_inner_scalar_live(fn, two_threads):
     rng = np.random.default_rng(5)

@@ -35,10 +35,19 @@ def exposed_reads(stmts: list[ast.stmt], defined: set[str],
 
     ``runs_once``: ``id``s of ``for`` statements known to run at least one iteration
     whenever they are reached; their target is defined after them (any other loop may run
-    zero times and defines nothing for what follows it)."""
+    zero times and defines nothing for what follows it).
+
+    The names defined after are those defined on every path out of ``stmts``, the early
+    ones included: from a statement that may leave them (``if c: continue``, ``break``,
+    ``return``), only what was defined before it counts (a ``t = 0.0`` after
+    ``if z[i] > 0: continue`` does not kill ``t`` for the next iteration or after a
+    ``break``)."""
     defined = set(defined)
     exposed: set[str] = set()
+    on_exit: set[str] | None = None  # defined where a path may first leave ``stmts``
     for s in stmts:
+        if on_exit is None and exits_iteration([s]):
+            on_exit = set(defined)
         if isinstance(s, ast.Assign):
             exposed |= (_loads(s.value) | set().union(*(_loads(t) for t in s.targets))) - defined
             for t in s.targets:
@@ -67,7 +76,7 @@ def exposed_reads(stmts: list[ast.stmt], defined: set[str],
             defined = d1 & d2
         else:
             exposed |= _loads(s) - defined
-    return exposed, defined
+    return exposed, defined if on_exit is None else on_exit & defined
 
 
 def written_names(stmts: list[ast.stmt]) -> set[str]:

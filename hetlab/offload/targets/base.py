@@ -28,7 +28,7 @@ from ..analysis.report import Report
 from ..analysis.transforms import apply_transforms, tag_loops
 from ..analysis.transforms.accumulate import promote_accumulators
 from ..analysis.transforms.nanexact import NAN_IMPORT, NAN_NAMES, nan_exact_calls
-from ..analysis.transforms.partials import local_partials
+from ..analysis.transforms.partials import local_partials, reduction_operand_first
 from ..analysis.transforms.slices import slice_loops
 from ..analysis.transforms.statements import splice
 from ..runtime.guard import AliasGuard, check_on_alias
@@ -305,6 +305,7 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
                              peeled=peeled)
     unit_step_pranges(tree)  # numba's prange takes step 1 only
     notes += local_partials(tree)  # reductions numba would drop (a loop under an if)
+    notes += reduction_operand_first(tree)  # ``s = e + s`` → ``s = s + e`` (numba's order)
     if transforms:  # slice statements in loops as element loops (no temporaries)
         notes += slice_loops(tree, report.array_ranks, report.float_arrays,
                              report.aliases.numbers, report.scalar_params)

@@ -36,7 +36,7 @@ from ..scalars import _update_op, reduction_op
 from .rewrite import loop_id
 from .statements import Rename, splice
 
-__all__ = ["local_partials"]
+__all__ = ["local_partials", "reduction_operand_first"]
 
 
 def _is_prange(node: ast.AST) -> bool:
@@ -132,4 +132,33 @@ def local_partials(func: ast.FunctionDef) -> list[str]:
                              "loop under an if)")
         if before:
             splice(func.body, node, [*before, node])
+    return notes
+
+
+def reduction_operand_first(func: ast.FunctionDef) -> list[str]:
+    """Rewrite, in place, each update ``s = e + s`` (or ``e * s``) of a ``+``/``*`` reduction
+    of a ``prange`` loop in ``func`` as ``s = s + e``: numba's parfor lowering fails on the
+    first form (``ParforsUnexpectedReduceNodeError``; the fuzzer of
+    ``tests/test_offload_fuzz_programs.py`` found it). ``+`` and ``*`` of numbers commute
+    exactly, so the value is the same. One note per prange loop rewritten."""
+    notes = []
+    for node in [n for n in ast.walk(func) if _is_prange(n)]:
+        assert isinstance(node, ast.For)
+        names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+                 and isinstance(n.ctx, ast.Store)}
+        done = []
+        for name in sorted(names):
+            if reduction_op(node.body, name) not in ("+", "*"):
+                continue
+            for s in ast.walk(node):
+                if isinstance(s, ast.Assign) and _update_op(s, name) in ("+", "*") \
+                        and isinstance(s.value, ast.BinOp) \
+                        and isinstance(s.value.right, ast.Name) and s.value.right.id == name:
+                    s.value.left, s.value.right = s.value.right, s.value.left
+                    done.append(name)
+        if done:
+            where = loop_id(node) or f"the prange loop over {ast.unparse(node.target)}"
+            notes.append(f"{where}: reduction update{'s' if len(done) > 1 else ''} "
+                         f"{', '.join(sorted(set(done)))} = e op … written {done[0]} op e "
+                         "(numba lowers only that order)")
     return notes
