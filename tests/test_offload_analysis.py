@@ -92,7 +92,12 @@ def _scalar_subscript(x, k):
 
 def _shifted_by_param(x, n):
     for i in range(n):
-        x[i + n] = x[i]  # a symbol on one side only: conservative
+        x[i + n] = x[i]  # offset by the trip count: writes [n, 2n), reads [0, n)
+
+
+def _shifted_by_other_param(x, n, k):
+    for i in range(n):
+        x[i + k] = x[i]  # a symbol on one side only, not the trip count: conservative
 
 
 def _odd_even(x):
@@ -113,7 +118,8 @@ def test_unsupported_constructs_are_reported_not_raised(fn, text):
 
 def test_conservative_on_unknown_offsets_and_exact_on_strides():
     assert offload.analyze(_scalar_subscript).loops[0].verdict == "sequential"
-    assert offload.analyze(_shifted_by_param).loops[0].verdict == "sequential"
+    assert offload.analyze(_shifted_by_param).loops[0].verdict == "parallel"
+    assert offload.analyze(_shifted_by_other_param).loops[0].verdict == "sequential"
     assert offload.analyze(_odd_even).loops[0].verdict == "parallel"
 
 

@@ -20,6 +20,16 @@ def row_view(A, out):
         out[i] = r[0]
 
 
+def row_view_returned(A, out):
+    r = A[0]
+    for i in range(A.shape[0]):
+        r = A[i]
+        for k in range(A.shape[1]):
+            r[k] += 1.0
+        out[i] = r[0]
+    return r
+
+
 def gathered(A, idx, out):
     for i in range(out.shape[0]):
         v = A[idx[i], 0]
@@ -64,11 +74,23 @@ def test_gathered_index_of_known_rank():
 
 
 @pytest.mark.parametrize("fn, arrays, loop", [
-    (row_view, {"A": 2, "out": 1}, "L1"),  # A[i] of a 2-D A is a row: r writes A
+    (row_view_returned, {"A": 2, "out": 1}, "L1"),  # A[i] of a 2-D A is a row: r writes A
     (sliced, {"A": 2, "out": 1}, "L2"),  # a slice is a view, whatever A's rank
 ])
 def test_not_a_number(fn, arrays, loop):
     assert _verdicts(fn, arrays)[loop] == "sequential"
+
+
+def test_a_row_view_of_one_iteration_is_read_through_its_array():
+    """``r = A[i]`` bound once and used only in its iteration is ``A[i, k]`` to the
+    dependence test (front/views.py): parallel, and the same results."""
+    assert _verdicts(row_view, {"A": 2, "out": 1})["L1"] == "parallel"
+    A = np.random.default_rng(0).random((9, 4))
+    want, got = (A.copy(), np.zeros(9)), (A.copy(), np.zeros(9))
+    row_view(*want)
+    offload.transform(analyze(row_view), ["L1"]).compile()(*got)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
 
 
 def test_values_still_carried_through_the_array():
