@@ -34,6 +34,13 @@ def spelled_out(x):
     return s
 
 
+def added_first(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s = x[i] * x[i] + s
+    return s
+
+
 def product(x):
     p = 1.0
     i = 0
@@ -78,6 +85,7 @@ F = np.zeros(8)
     (dot_rows, (np.zeros((4, 4)), F, F)),
     (chol, (np.zeros((4, 4)),)),
     (spelled_out, (F,)),
+    (added_first, (F,)),
     (product, (F,)),
     (dot_rows, (np.zeros((4, 4), np.float32), np.zeros(4, np.float32), np.zeros(4, np.float32))),
     (spelled_out, (np.zeros(4, np.complex128),)),

@@ -37,14 +37,16 @@ import ast
 import copy
 from collections.abc import Mapping
 
+from ..front.calls import np_call_chain
+
 __all__ = ["expand_dots"]
 
 
 def _is_np(node: ast.AST, name: str, nargs: int) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-        and node.func.attr == name and isinstance(node.func.value, ast.Name) \
-        and node.func.value.id in ("np", "numpy") and len(node.args) == nargs \
-        and not node.keywords
+    """``node`` calls ``np.<name>`` (or ``numpy.<name>``) with ``nargs`` positional arguments."""
+    return isinstance(node, ast.Call) and len(node.args) == nargs and not node.keywords \
+        and isinstance(node.func, ast.Attribute) \
+        and np_call_chain(node.func, {}) == ["numpy", name]
 
 
 def _full(s: ast.expr) -> bool:

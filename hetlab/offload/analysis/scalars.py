@@ -11,8 +11,8 @@ import ast
 
 from ..front.walk import exits_iteration
 
-__all__ = ["exposed_reads", "written_names", "reduction_op", "live_after", "exits_iteration",
-           "breaks_out"]
+__all__ = ["exposed_reads", "written_names", "reduction_op", "update_op", "live_after",
+           "exits_iteration", "breaks_out"]
 
 _RED_OPS = {ast.Add: "+", ast.Sub: "+", ast.Mult: "*"}
 
@@ -93,7 +93,7 @@ def _is_name(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
 
 
-def _update_op(s: ast.stmt, name: str) -> str | None:
+def update_op(s: ast.stmt, name: str) -> str | None:
     """The reduction operator of a statement ``name op= e`` / ``name = name op e`` / min/max."""
     if isinstance(s, ast.AugAssign) and _is_name(s.target, name):
         op = _RED_OPS.get(type(s.op))
@@ -135,7 +135,7 @@ def reduction_op(body: list[ast.stmt], name: str) -> str | None:
             uses = name in _loads(s) or name in written_names([s])
             if not uses:
                 continue
-            op = _update_op(s, name)
+            op = update_op(s, name)
             if op is None:
                 return False
             ops.add(op)

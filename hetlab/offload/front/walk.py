@@ -71,3 +71,22 @@ def exits_iteration(body: list[ast.stmt]) -> bool:
         return any(visit(c, nested) for c in ast.iter_child_nodes(node))
 
     return any(visit(s, False) for s in body)
+
+
+def range_call_args(it: ast.expr, names: tuple[str, ...] = ("range", "prange"),
+                    positive_step: bool = True) -> list[ast.expr] | None:
+    """The one to three positional arguments of ``it`` when it is a call of one of ``names``
+    (``range(n)``, ``range(lo, hi, step)``; no ``*args``) whose step, if given, is an ``int``
+    constant — positive when ``positive_step``, else non-zero; otherwise None."""
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in names
+            and 1 <= len(it.args) <= 3 and not it.keywords
+            and not any(isinstance(a, ast.Starred) for a in it.args)):
+        return None
+    if len(it.args) == 3:
+        st, sign = it.args[2], 1
+        if isinstance(st, ast.UnaryOp) and isinstance(st.op, ast.USub):
+            st, sign = st.operand, -1
+        if not (isinstance(st, ast.Constant) and type(st.value) is int
+                and (sign * st.value > 0 if positive_step else st.value != 0)):
+            return None
+    return list(it.args)

@@ -42,6 +42,7 @@ from typing import Any
 
 from ...errors import InvalidInputError
 from ..analysis.report import Report
+from ..analysis.scalars import update_op
 from ..analysis.transforms import tag_loops, tile_genes, tile_size
 from ..front.helpers import jit_helpers
 from ..runtime.measure import measure
@@ -76,15 +77,10 @@ def _accumulates(loop: ast.For | ast.While) -> bool:
             n = todo.pop()
             if isinstance(n, (ast.For, ast.While)):
                 continue  # an inner loop: looked at on its own
-            if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) \
-                    and isinstance(n.op, _ACCUMULATING):
-                return True
-            if isinstance(n, ast.Assign) and len(n.targets) == 1 \
-                    and isinstance(t := n.targets[0], ast.Name) \
-                    and isinstance(n.value, ast.BinOp) and isinstance(n.value.op, _ACCUMULATING) \
-                    and any(isinstance(x, ast.Name) and x.id == t.id
-                            for x in (n.value.left, n.value.right)):
-                return True
+            if isinstance(n, (ast.Assign, ast.AugAssign)) and isinstance(
+                    t := n.target if isinstance(n, ast.AugAssign) else n.targets[0], ast.Name) \
+                    and update_op(n, t.id) in ("+", "*"):
+                return True  # s += e, s = s * e, s = e + s (scalars.update_op)
             todo.extend(ast.iter_child_nodes(n))
     return False
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from ...front.walk import range_call_args
 from .rewrite import loop_id
 from .statements import splice
 
@@ -60,16 +61,10 @@ def _range_bounds(node: ast.For, kinds: tuple[str, ...] = ("range", "prange")
     """``(lo, hi)`` source text of ``for v in range(lo, hi[, step > 0])``, else None (the
     unsigned pass's ``range(_hl_u64(lo), _hl_u64(max(lo, hi)))`` read as ``(lo, hi)``: the
     same iterations)."""
-    it = node.iter
-    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
-            and it.func.id in kinds and 1 <= len(it.args) <= 3
-            and not it.keywords and isinstance(node.target, ast.Name)):
+    found = range_call_args(node.iter, kinds) if isinstance(node.target, ast.Name) else None
+    if found is None:
         return None
-    if len(it.args) == 3:
-        st = it.args[2]
-        if not (isinstance(st, ast.Constant) and isinstance(st.value, int) and st.value > 0):
-            return None
-    args = [_plain(a) for a in it.args[:2]]
+    args = [_plain(a) for a in found[:2]]
     if len(args) == 1:
         return "0", ast.unparse(args[0])
     lo, hi = args

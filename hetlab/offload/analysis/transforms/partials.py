@@ -32,7 +32,7 @@ from __future__ import annotations
 import ast
 
 from ....errors import InvalidInputError
-from ..scalars import _update_op, reduction_op
+from ..scalars import reduction_op, update_op
 from .rewrite import loop_id
 from .statements import Rename, splice
 
@@ -55,7 +55,7 @@ def _updates_in_loop(stmts: list[ast.stmt], in_loop: bool, out: set[str]) -> Non
             _updates_in_loop(s.orelse, in_loop, out)
         elif in_loop:
             out |= {t.id for t in ast.walk(s) if isinstance(t, ast.Name)
-                    and isinstance(t.ctx, ast.Store) and _update_op(s, t.id) is not None}
+                    and isinstance(t.ctx, ast.Store) and update_op(s, t.id) is not None}
 
 
 def _risky_ifs(owner: ast.For | ast.While, stmts: list[ast.stmt],
@@ -151,7 +151,7 @@ def reduction_operand_first(func: ast.FunctionDef) -> list[str]:
             if reduction_op(node.body, name) not in ("+", "*"):
                 continue
             for s in ast.walk(node):
-                if isinstance(s, ast.Assign) and _update_op(s, name) in ("+", "*") \
+                if isinstance(s, ast.Assign) and update_op(s, name) in ("+", "*") \
                         and isinstance(s.value, ast.BinOp) \
                         and isinstance(s.value.right, ast.Name) and s.value.right.id == name:
                     s.value.left, s.value.right = s.value.right, s.value.left

@@ -22,6 +22,7 @@ import copy
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from ...front.walk import range_call_args
 from .peel import peel
 from .plan import Interchange, Transforms
 from .privatize import Privatization
@@ -143,12 +144,10 @@ def _chunked(node: ast.For, privs: list[Privatization]) -> list[ast.stmt]:
 # -- collapse ---------------------------------------------------------------------------------
 def _range_parts(it: ast.expr) -> tuple[str, str, str] | None:
     """``(lower, args text, step)`` of ``range(...)``/``prange(...)`` with a constant step."""
-    if not isinstance(it, ast.Call) or not 1 <= len(it.args) <= 3 or it.keywords:
+    found = range_call_args(it, positive_step=False)
+    if found is None:
         return None
-    a = [ast.unparse(x) for x in it.args]
-    if len(a) == 3 and not (isinstance(it.args[2], ast.Constant)
-                            and isinstance(it.args[2].value, int) and it.args[2].value):
-        return None
+    a = [ast.unparse(x) for x in found]
     return ("0" if len(a) == 1 else a[0]), ", ".join(a), (a[2] if len(a) == 3 else "1")
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 
+from ...front.walk import range_call_args
 from .tiling import _ID
 
 __all__ = ["unsigned_indices", "unsigned_subscripts"]
@@ -46,15 +47,7 @@ def _fors(stmts: list[ast.stmt], outer: tuple[ast.For, ...] = ()):
 
 def _range_args(node: ast.For, names: tuple[str, ...] = ("range",)) -> list[ast.expr] | None:
     """The arguments of ``range(...)`` (or of one of ``names``) with a positive constant step."""
-    it = node.iter
-    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in names
-            and 1 <= len(it.args) <= 3 and not it.keywords and isinstance(node.target, ast.Name)):
-        return None
-    if len(it.args) == 3 and not (isinstance(it.args[2], ast.Constant)
-                                  and isinstance(it.args[2].value, int)
-                                  and it.args[2].value > 0):
-        return None
-    return list(it.args)
+    return range_call_args(node.iter, names) if isinstance(node.target, ast.Name) else None
 
 
 def _shape_names(func: ast.FunctionDef) -> set[str]:
