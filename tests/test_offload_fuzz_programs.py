@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from hetlab import offload
+from hetlab.errors import InvalidInputError
 
 from .fuzz.offload_differential import check, compare
 from .fuzz.offload_programs import generate
@@ -92,6 +93,23 @@ def sum_twice_one_guarded(x):
     return s
 
 
+def max_twice(x):
+    m = -1.0
+    for i in range(x.shape[0]):
+        m = max(m, x[i])
+        m = max(m, 2.0 * x[i] - 3.0)
+    return m
+
+
+def product_in_inner_loop_and_body(x):
+    p = 1.0
+    for i in range(x.shape[0]):
+        p *= 1.0 + x[i] / 64.0
+        for k in range(2):
+            p = p * (1.0 + 0.001 * k)
+    return p
+
+
 def sum_operand_first(x):
     s = 0.0
     for i in range(x.shape[0]):
@@ -99,15 +117,15 @@ def sum_operand_first(x):
     return s
 
 
-TWO_UPDATES = ("a reduction updated twice in one iteration (cnt += 1; cnt += 1) is a reduction "
-               "in the report, but numba's prange rejects it: ValueError 'Use of reduction "
-               "variable cnt other than in a supported reduction function' (fuzz seed 107)")
+#: fixed: a reduction updated twice in one iteration (``cnt += 1; cnt += 1``) goes to one
+#: partial per iteration (transforms/partials.py); numba's prange rejected it: "Use of reduction
+#: variable cnt other than in a supported reduction function" (fuzz seed 107)
 #: fixed: ``s = e + s`` is written ``s = s + e`` in prange loops (transforms/partials.py,
 #: reduction_operand_first); numba's parfor lowering failed on it (fuzz seeds 123, 5027)
 
 
-@pytest.mark.xfail(strict=True, reason=TWO_UPDATES)
-@pytest.mark.parametrize("fn", [count_twice, sum_twice, sum_twice_one_guarded])
+@pytest.mark.parametrize("fn", [count_twice, sum_twice, sum_twice_one_guarded, max_twice,
+                                product_in_inner_loop_and_body])
 def test_two_updates_of_one_reduction(fn, two_threads):
     assert offload.analyze(fn).loop("L1").verdict == "reduction"
     assert _offloaded_agrees(fn, [np.random.default_rng(3).standard_normal(20)])
@@ -157,3 +175,23 @@ def test_a_continue_keeps_an_inner_scalar_live(fn, two_threads):
     if report.loop("L2").verdict != "parallel":
         return  # fixed in the verdict (sequential, or lastprivate that the peel handles)
     assert _offloaded_agrees(fn, args, "L2")
+
+
+def sum_twice_with_continue(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i]
+        if x[i] > 0.0:
+            continue
+        s += 1.0
+    return s
+
+
+def test_two_updates_shown_in_the_source():
+    src = offload.transform(offload.analyze(sum_twice), loops=["L1"]).source
+    assert "_hl_p0 = 0" in src and "s += _hl_p0" in src and "updated more than once" in src
+
+
+def test_two_updates_next_to_a_continue_are_refused():
+    with pytest.raises(InvalidInputError, match="more than once per iteration"):
+        offload.transform(offload.analyze(sum_twice_with_continue), loops=["L1"]).compile()

@@ -7,6 +7,7 @@ import ast
 
 import pytest
 
+from hetlab import offload
 from hetlab.offload.front.walk import range_call_args
 
 
@@ -42,3 +43,19 @@ def test_read(text, kw, want):
 ])
 def test_refused(text, kw):
     assert _args(text, **kw) is None
+
+
+def starred_bounds(A, out, b):
+    for i in range(*b):
+        for j in range(A.shape[1]):
+            out[i, j] = 2.0 * A[i, j]
+
+
+def test_a_loop_over_unpacked_range_arguments_is_unsupported():
+    """``range(*b)``: bounds and step unknown to the analysis, and numba's ``prange(*b)``
+    fails to compile (IndexError in its parfor pass): the loop is refused with the reason;
+    the loop inside it stays parallel."""
+    rep = offload.analyze(starred_bounds)
+    assert rep.loop("L1").verdict == "unsupported"
+    assert "unpacked (*) arguments" in " ".join(rep.loop("L1").reasons)
+    assert rep.loop("L2").verdict == "parallel"

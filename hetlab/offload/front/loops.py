@@ -300,7 +300,10 @@ class _Walker:
         self.stack.append(loop.index)
         if not isinstance(s.target, ast.Name):
             self.problem("loop target is not a plain name", s)
-        if not is_range:
+        if is_range and any(isinstance(a, ast.Starred) for a in it.args):  # type: ignore[union-attr]
+            self.problem("range() with unpacked (*) arguments: bounds and step unknown", s)
+            loop.step = None
+        elif not is_range:
             self.problem("for loop over something other than range()", s)
             loop.step = None
         else:

@@ -25,6 +25,11 @@ top level is recognized, so each such reduction becomes::
 the operation is idempotent) and combine with ``min``/``max``. A body with a ``continue`` at
 its own level would skip the combination: such a variant is refused
 (:class:`~hetlab.errors.InvalidInputError`, a candidate the search scores 0) rather than run.
+
+numba also rejects a reduction variable that a ``prange`` body updates more than once
+(``s += x[i]; s += 1.0``: "Use of reduction variable s other than in a supported reduction
+function"; the fuzzer found it): all of such a body's updates go to one partial the same way,
+combined once at the end of the iteration.
 """
 
 from __future__ import annotations
@@ -114,25 +119,61 @@ def local_partials(func: ast.FunctionDef) -> list[str]:
                     f"{', '.join(todo)} in a loop under an if, next to a continue: numba would "
                     "drop that reduction; this variant is not generated.")
             for name in todo:
-                op = ops[name]
-                p = f"_hl_p{k}"
+                p = _partial(loop, [stmt for _, stmt, _ in group], name, ops[name], k, before)
                 k += 1
-                for _, stmt, _ in group:
-                    new = Rename({name: p}).visit(stmt)
-                    assert new is stmt
-                if op in _INIT:
-                    init = f"{p} = {_INIT[op]}"
-                else:
-                    before.append(ast.parse(f"{p}s = {name}").body[0])
-                    init = f"{p} = {p}s"
-                loop.body.insert(0, ast.parse(init).body[0])
-                loop.body.append(ast.parse(_COMBINE[op].format(s=name, p=p)).body[0])
-                notes.append(f"{where}: reduction {name} ({op}) accumulated in {p} around the "
-                             "if holding its loop (numba drops a reduction updated only in a "
-                             "loop under an if)")
+                notes.append(f"{where}: reduction {name} ({ops[name]}) accumulated in {p} "
+                             "around the if holding its loop (numba drops a reduction updated "
+                             "only in a loop under an if)")
+        for name in sorted(_repeated_updates(node)):
+            if _continues(node.body):
+                raise InvalidInputError(
+                    f"offload: the prange loop over {ast.unparse(node.target)} updates {name} "
+                    "more than once per iteration, next to a continue: numba rejects such a "
+                    "reduction; this variant is not generated.")
+            op = reduction_op(node.body, name)
+            assert op is not None
+            p = _partial(node, list(node.body), name, op, k, before)
+            k += 1
+            notes.append(f"{where}: reduction {name} ({op}), updated more than once per "
+                         f"iteration, accumulated in {p} and combined once (numba rejects a "
+                         "reduction variable used twice)")
         if before:
             splice(func.body, node, [*before, node])
     return notes
+
+
+def _partial(loop: ast.For | ast.While, stmts: list[ast.stmt], name: str, op: str, k: int,
+             before: list[ast.stmt]) -> str:
+    """Rename the reduction ``name`` to the partial ``_hl_p<k>`` in ``stmts`` (statements of
+    ``loop``'s body, changed in place), start the partial at the top of ``loop``'s body and
+    combine it into ``name`` at its end; a ``min``/``max`` partial starts from ``name``'s value
+    before the prange loop, read by a statement appended to ``before``. Returns the partial's
+    name."""
+    p = f"_hl_p{k}"
+    for stmt in stmts:
+        new = Rename({name: p}).visit(stmt)
+        assert new is stmt
+    if op in _INIT:
+        init = f"{p} = {_INIT[op]}"
+    else:
+        before.append(ast.parse(f"{p}s = {name}").body[0])
+        init = f"{p} = {p}s"
+    loop.body.insert(0, ast.parse(init).body[0])
+    loop.body.append(ast.parse(_COMBINE[op].format(s=name, p=p)).body[0])
+    return p
+
+
+def _repeated_updates(node: ast.For) -> set[str]:
+    """The reductions of the prange loop ``node`` (every use an update of one kind) updated by
+    more than one statement of its body: numba accepts one."""
+    counts: dict[str, int] = {}
+    for s in ast.walk(node):
+        if isinstance(s, (ast.Assign, ast.AugAssign)):
+            t = s.target if isinstance(s, ast.AugAssign) else s.targets[0]
+            if isinstance(t, ast.Name) and update_op(s, t.id) is not None:
+                counts[t.id] = counts.get(t.id, 0) + 1
+    return {name for name, c in counts.items()
+            if c > 1 and reduction_op(node.body, name) is not None}
 
 
 def reduction_operand_first(func: ast.FunctionDef) -> list[str]:
