@@ -363,6 +363,51 @@ def test_interchange_left_out_when_it_would_move_a_chosen_loop_inward():
     assert body.index("for j in prange") < body.index("for k in")
 
 
+def transposed_copy(A, B):
+    m, n = A.shape
+    for i in range(m):
+        for j in range(n):
+            B[j, i] = A[i, j]
+
+
+def transposed_rows_summed(A, B, r):
+    m, n = A.shape
+    for i in range(m):
+        for j in range(n):
+            B[j, i] = A[i, j]
+            r[i] += A[i, j]  # i's iterations own r[i]; j reduces into it: j not parallel
+
+
+def _transposed_args(fortran: bool):
+    A = RNG.random((6, 11))
+    return (np.asfortranarray(A) if fortran else A), np.zeros((11, 6))
+
+
+def test_parallel_loop_handed_to_the_outermost_after_an_interchange():
+    """A column-major A: j-i order makes both accesses unit-stride; i was chosen, and every
+    loop of the band carries nothing, so the interchange runs and j takes the prange."""
+    rep = offload.analyze(transposed_copy, fortran=("A",))
+    want = transposed_copy
+    got = offload.transform(rep, ["L1"])
+    A, B = _transposed_args(True)
+    B2 = B.copy()
+    want(A, B)
+    got.compile()(A, B2)
+    np.testing.assert_array_equal(B2, B)
+    assert "parallel loop handed from i to j" in got.source
+    body = got.source[got.source.index("def transposed_copy"):]
+    assert body.index("for j in prange") < body.index("for i in range")
+
+
+def test_not_handed_when_a_loop_of_the_band_carries_something():
+    rep = offload.analyze(transposed_rows_summed, fortran=("A",))
+    assert rep.loop("L2").verdict != "parallel"
+    src = offload.transform(rep, ["L1"]).source
+    assert "handed" not in src
+    body = src[src.index("def transposed_rows_summed"):]
+    assert body.index("for i in prange") < body.index("for j in range")
+
+
 def cube_scale(B, A):
     for i in range(A.shape[0]):
         for j in range(A.shape[1]):

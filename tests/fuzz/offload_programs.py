@@ -10,7 +10,8 @@ arrays, loop shapes and statements are drawn from :class:`Gen`:
   ``range(i + 1, n)``, ``range(0, n, 2)``, ``range(n - 1, -1, -1)``; sometimes two loop nests
   one after the other;
 * element writes and ``+=`` updates with affine subscripts and offsets (``A[i, j]``,
-  ``A[j, i]``, ``x[i - 1]``, ``x[2 * i]``, ``x[n - 1 - i]``, ``A[i, j + 1]``);
+  ``A[j, i]``, ``x[i - 1]``, ``x[2 * i]``, ``x[n - 1 - i]``, ``A[i, j + 1]``); reads also
+  periodic and blocked (``x[(i + 1) % n]``, ``A[(j) // 2, i]``);
 * scalar temporaries ``t0..t2`` (initialized before the loops: a read before the write in an
   iteration is a carried scalar), accumulators ``s += …``, ``m = max(m, …)``, ``cnt += 1``;
 * ``if`` on data (with ``else``), ``continue`` and ``break`` under a data condition;
@@ -105,6 +106,9 @@ class Gen:
 
     def __init__(self, seed: int, name: str | None = None):
         self.r = random.Random(seed)
+        #: a second stream for later additions, so the main one draws the programs it drew
+        #: before them (seeds cited in tests keep their programs)
+        self.extra = random.Random(seed ^ 0x5EED)
         self.name = name or f"k{seed}"
         self.written1: list[str] = []
         self.written2: list[str] = []
@@ -136,9 +140,11 @@ class Gen:
         r = self.r
         p = r.random()
         if p < 0.45:
-            return f"{r.choice(ARR1)}[{self.sub1(scope)}]"
+            return f"{r.choice(ARR1)}[{self.wrapped(self.sub1(scope))}]"
         if p < 0.75:
-            return f"{r.choice(ARR2)}[{self.sub2(scope)}]"
+            sub = self.sub2(scope)
+            first, rest = sub.split(", ", 1)
+            return f"{r.choice(ARR2)}[{self.wrapped(first)}, {rest}]"
         if p < 0.82 and scope:
             v = r.choice(scope)
             return r.choice([f"np.sum({r.choice(ARR2)}[{v}])", f"{r.choice(ARR2)}[{v}].max()",
@@ -150,6 +156,16 @@ class Gen:
         if scope and r.random() < 0.5:
             return f"{r.choice(scope)} * 0.25"
         return r.choice(["1.0", "0.5", "2.0"])
+
+    def wrapped(self, sub: str) -> str:
+        """``sub``, or sometimes ``(sub + 1) % n`` / ``sub // 2`` (periodic and blocked
+        indices: in bounds whenever ``sub`` is, for ``n > 0``)."""
+        p = self.extra.random()
+        if p < 0.1:
+            return f"({sub} + 1) % n"
+        if p < 0.15:
+            return f"({sub}) // 2"
+        return sub
 
     def expr(self, scope: list[str]) -> str:
         r = self.r

@@ -29,9 +29,10 @@ def _names(source: str) -> set[str]:
 
 def _measure_task(name: str, target: str, source: str, namespace: dict[str, Any], args: tuple,
                   expected: tuple, repeats: int, warmup: int, timeout_s: float,
-                  passed: tuple[str, ...] = ()) -> Measurement:
+                  passed: tuple[str, ...] = (), as_arrays: tuple[int, ...] = ()) -> Measurement:
     """Runs in a worker: rebuild the variant from its source, time it, verify it."""
-    variant = Variant(name, target, (), source, dict(namespace), passed=passed)
+    variant = Variant(name, target, (), source, dict(namespace), passed=passed,
+                      as_arrays=as_arrays)
     return measure(variant.compile(), args, expected, repeats=repeats, warmup=warmup,
                    timeout_s=timeout_s, sync=get_target(target).synchronize)
 
@@ -50,7 +51,8 @@ def measure_variants(client: Any, variants: Sequence[Variant], args: tuple, expe
         namespace = {k: val for k, val in v.namespace.items() if k in needed}
         futures.append(client.submit(
             _measure_task, v.name, v.target, v.source, namespace, args, expected,
-            repeats, warmup, timeout_s, v.passed, resources=resources, retries=retries,
+            repeats, warmup, timeout_s, v.passed, v.as_arrays, resources=resources,
+            retries=retries,
             pure=False))
     out = []
     for fut in futures:

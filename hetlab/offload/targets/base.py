@@ -27,11 +27,14 @@ from ..analysis.dotinto import INTO
 from ..analysis.report import Report
 from ..analysis.transforms import apply_transforms, tag_loops
 from ..analysis.transforms.accumulate import promote_accumulators
+from ..analysis.transforms.hoist import hoist_invariant_indices
+from ..analysis.transforms.index_copies import fresh_index_copies
 from ..analysis.transforms.nanexact import NAN_IMPORT, NAN_NAMES, nan_exact_calls
 from ..analysis.transforms.partials import local_partials, reduction_operand_first
 from ..analysis.transforms.slices import slice_loops
 from ..analysis.transforms.statements import splice
 from ..runtime.guard import AliasGuard, check_on_alias
+from ..runtime.listargs import lists_as_arrays
 from .steps import unit_step_pranges
 
 __all__ = ["Target", "TargetBase", "Variant", "for_nodes", "numba_source", "alias_guard",
@@ -152,6 +155,10 @@ class Variant:
     #: the no-alias assumption checked at every call (None: nothing assumed, or rebuilt
     #: from source in a worker)
     guard: AliasGuard | None = field(default=None, repr=False)
+    #: positions of parameters only read as sequences: a list of numbers there is passed as
+    #: an array (:mod:`hetlab.offload.analysis.listargs`; numba's reflected lists cost about
+    #: 0.7 µs per element per call)
+    as_arrays: tuple[int, ...] = ()
 
     def compile(self, on_alias: str = "raise") -> Callable[..., Any]:
         """The variant's callable (built once: exec of :attr:`source`; numba compiles lazily).
@@ -170,7 +177,7 @@ class Variant:
             With ``fn``'s positional signature.
         """
         check_on_alias(on_alias, "offload: Variant.compile")
-        raw = self._build()
+        raw = lists_as_arrays(self._build(), self.as_arrays)
         if self.passed:
             raw = _passing(raw, self.namespace, self.passed)
         if self.guard is None:
@@ -306,9 +313,11 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
     unit_step_pranges(tree)  # numba's prange takes step 1 only
     notes += local_partials(tree)  # reductions numba would drop (a loop under an if)
     notes += reduction_operand_first(tree)  # ``s = e + s`` → ``s = s + e`` (numba's order)
+    notes += fresh_index_copies(tree)  # ``t = i`` then ``t += 1``: numba's "overwrite"
     if transforms:  # slice statements in loops as element loops (no temporaries)
         notes += slice_loops(tree, report.array_ranks, report.float_arrays,
                              report.aliases.numbers, report.scalar_params)
+        notes += hoist_invariant_indices(tree)  # ``(i + a - 1) % h`` once before its loop
     par = bool(chosen) if parallel is None else parallel
     notes += nan_exact_calls(tree, report.source.namespace, par)  # NumPy's NaN rule kept
     flags = [ast.keyword("parallel", ast.Constant(par))]

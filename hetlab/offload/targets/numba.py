@@ -41,6 +41,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ...errors import InvalidInputError
+from ..analysis.listargs import read_only_sequences
 from ..analysis.report import Report
 from ..analysis.scalars import update_op
 from ..analysis.transforms import tag_loops, tile_genes, tile_size
@@ -135,7 +136,8 @@ class NumbaTarget(TargetBase):
                                     transforms=fixed, tiles=tiles, fastmath=fast,
                                     passed=passed),
                        jit_helpers(report.source.tree, report.source.namespace),
-                       blocks=chosen_blocks, passed=passed)
+                       blocks=chosen_blocks, passed=passed,
+                       as_arrays=read_only_sequences(report.source.tree))
 
     def option_genes(self, report: Report, args: tuple, blocks: tuple[str, ...] = (), *,
                      trips: Mapping[str, int]) -> list[str]:

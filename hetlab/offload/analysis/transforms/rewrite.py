@@ -94,6 +94,30 @@ def _interchange(func: ast.FunctionDef, x: Interchange, nodes: dict[str, ast.For
     return True
 
 
+def _hands_over(x: Interchange, parallel: tuple[str, ...], collapsible: frozenset[str]) -> bool:
+    """Whether the interchange ``x``, which would move the chosen parallel loop inward, may
+    run with the loop it brings outermost in parallel instead: the chosen loop is the band's
+    outermost and the only chosen one, no loop of the band is distributed, and every loop of
+    the band carries nothing (``collapsible``: verdict parallel) — then every dependence is
+    ``=`` on every loop of the band, so any order is legal and each loop may run in parallel
+    in it."""
+    return not x.distributed and x.order[0] != 0 \
+        and [k for k in x.loops if k in parallel] == [x.loops[0]] \
+        and all(k in collapsible for k in x.loops)
+
+
+def _prange_outermost(x: Interchange, nodes: dict[str, ast.For]) -> str:
+    """After :func:`_interchange` of a band handed over (:func:`_hands_over`): the ``prange``
+    moves from the chosen loop's header (now inside) to the band's outermost header."""
+    chain = [nodes[k] for k in x.loops]  # the nodes keep their depth; the headers moved
+    for n in chain:
+        assert isinstance(n.iter, ast.Call) and isinstance(n.iter.func, ast.Name)
+        n.iter.func = ast.Name("prange" if n is chain[0] else "range", ast.Load())
+    return (f"{x.loops[0]}/{x.loops[x.order[0]]}: parallel loop handed from "
+            f"{x.vars[0]} to {x.vars[x.order[0]]}, the band's outermost after the interchange "
+            "(every loop of the band carries nothing)")
+
+
 # -- privatization --------------------------------------------------------------------------
 class _Swap(ast.NodeTransformer):
     """Replaces the element reads with the given ids by a scalar name."""
@@ -328,12 +352,17 @@ def apply_transforms(func: ast.FunctionDef, xf: Transforms, aliases: AliasInfo, 
         for x in xf.interchanges:
             if set(x.loops) & (set(rebuilt) | skip):
                 continue
+            handed = False
             if any(x.loops[o] in parallel and p > o for p, o in enumerate(x.order)):
-                notes.append(f"{'/'.join(x.loops)}: interchange left out (it would move a "
-                             "parallel loop inward)")
-                continue
+                handed = _hands_over(x, parallel, collapsible)
+                if not handed:
+                    notes.append(f"{'/'.join(x.loops)}: interchange left out (it would move "
+                                 "a parallel loop inward)")
+                    continue
             if _interchange(func, x, nodes):
                 notes.append(str(x))
+                if handed:
+                    notes.append(_prange_outermost(x, nodes))
     for t in xf.tilings:
         size = (tiles or {}).get(t.loops[0])
         if size is None:
