@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from hetlab import offload
-from hetlab.errors import InvalidInputError
 
 
 def guarded_sum(x):
@@ -136,11 +135,17 @@ def test_shapes_numba_handles_are_left_alone():
         assert offload.transform(fn, ["L1"]).compile()(X) == pytest.approx(fn(X))
 
 
-def test_a_continue_refuses_the_variant():
+def test_a_continue_is_written_as_if_else():
+    """A ``continue`` would skip the partial's combination: the body is written without it,
+    the statements after the ``if`` in its ``else`` (the variant was refused)."""
     rep = offload.analyze(with_continue)
     assert rep.loop("L1").verdict == "reduction"
-    with pytest.raises(InvalidInputError, match="numba would drop that reduction"):
-        offload.transform(rep, ["L1"])
+    v = offload.transform(rep, ["L1"])
+    body = v.source[v.source.index("def with_continue"):]
+    assert "continue\n" not in body and "pass\n" in body and "_hl_p1" not in body
+    assert "body written without continue" in v.source
+    for x in (X, np.zeros(0), np.array([0.1, 0.1]), np.linspace(0.0, 1.0, 37)):
+        assert v.compile()(x) == pytest.approx(with_continue(x), rel=1e-12)
     plan = offload.search(with_continue, (X.copy(),), targets=("numba",), budget=4,
                           reference="njit", progress=False)
     assert plan.compile()(X) == pytest.approx(with_continue(X))

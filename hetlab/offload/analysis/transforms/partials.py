@@ -23,8 +23,10 @@ top level is recognized, so each such reduction becomes::
 ``+`` (and ``-=`` updates) start the partial at 0 and add it, ``*`` starts at 1 and multiplies,
 ``min``/``max`` start at the variable's value before the loop (read into ``_hl_p0s`` there:
 the operation is idempotent) and combine with ``min``/``max``. A body with a ``continue`` at
-its own level would skip the combination: such a variant is refused
-(:class:`~hetlab.errors.InvalidInputError`, a candidate the search scores 0) rather than run.
+its own level would skip the combination: such a body is written without it — ``if c:
+continue`` then ``rest`` becomes ``if c: pass else: rest`` — so the combination after it runs
+on every iteration (a ``continue`` in a ``with`` or ``try`` refuses the variant,
+:class:`~hetlab.errors.InvalidInputError`, a candidate the search scores 0).
 
 numba also rejects a reduction variable that a ``prange`` body updates more than once
 (``s += x[i]; s += 1.0``: "Use of reduction variable s other than in a supported reduction
@@ -35,6 +37,7 @@ combined once at the end of the iteration.
 from __future__ import annotations
 
 import ast
+import copy
 
 from ....errors import InvalidInputError
 from ..scalars import reduction_op, update_op
@@ -80,19 +83,90 @@ def _risky_ifs(owner: ast.For | ast.While, stmts: list[ast.stmt],
             _risky_ifs(s, s.body, out)
 
 
-def _continues(stmts: list[ast.stmt]) -> bool:
+def _has_continue(stmts: list[ast.stmt]) -> bool:
     """A ``continue`` of the loop owning ``stmts`` (not of a loop inside them)."""
     for s in stmts:
         if isinstance(s, ast.Continue):
             return True
-        if isinstance(s, ast.If) and (_continues(s.body) or _continues(s.orelse)):
+        if isinstance(s, ast.If) and (_has_continue(s.body) or _has_continue(s.orelse)):
             return True
+        if isinstance(s, (ast.With, ast.Try)) and any(
+                isinstance(n, ast.Continue) for n in ast.walk(s)):
+            return True  # not rewritten: refused by the caller
     return False
+
+
+def _structured(stmts: list[ast.stmt], rest: list[ast.stmt]) -> list[ast.stmt] | None:
+    """Statements that run ``stmts`` then ``rest`` where a ``continue`` in ``stmts`` skips
+    what follows it, ``rest`` included — with no ``continue``: an ``if`` holding one gets
+    what follows it in each branch that does not end in one. None when a ``continue`` sits
+    in a ``with`` or ``try``."""
+    if not stmts:
+        return rest
+    s, tail = stmts[0], stmts[1:]
+    if isinstance(s, ast.Continue):
+        return []
+    if not _has_continue([s]):
+        after = _structured(tail, rest)
+        return None if after is None else [s, *after]
+    if not isinstance(s, ast.If):
+        return None
+    after = _structured(tail, rest)
+    if after is None:
+        return None
+    body = _structured(s.body, after)
+    orelse = _structured(s.orelse, copy.deepcopy(after))
+    if body is None or orelse is None:
+        return None
+    return [ast.If(s.test, body or [ast.Pass()], orelse)]
+
+
+#: a body rewritten without ``continue`` may repeat the statements after each ``if`` holding
+#: one; beyond this many times the original size, the variant is refused instead
+_GROWTH = 4
+
+
+def _combine_every_iteration(loop: ast.For | ast.While, where: str) -> str | None:
+    """When ``loop``'s body may ``continue`` (which would skip a partial's combination at its
+    end), rewrite it without: ``if c: continue`` followed by ``rest`` becomes ``if c: pass
+    else: rest`` (:func:`_structured`). The note, or None when there is no ``continue``;
+    :class:`~hetlab.errors.InvalidInputError` when it cannot be rewritten (a ``continue``
+    in a ``with`` or ``try``, or a body that would grow too much)."""
+    if not _has_continue(loop.body):
+        return None
+    new = _structured(loop.body, [])
+    size = sum(1 for s in loop.body for _ in ast.walk(s))
+    if new is None or sum(1 for s in new for _ in ast.walk(s)) > _GROWTH * size:
+        raise InvalidInputError(
+            f"offload: {where} holds a reduction numba needs combined once per iteration, "
+            "next to a continue that cannot be rewritten as if/else; this variant is not "
+            "generated.")
+    loop.body = new or [ast.Pass()]
+    return ("body written without continue (the statements after each if holding one in "
+            "its other branch): the partial's combination runs on every iteration")
 
 
 _INIT = {"+": "0", "*": "1"}
 _COMBINE = {"+": "{s} += {p}", "*": "{s} *= {p}", "max": "{s} = max({s}, {p})",
             "min": "{s} = min({s}, {p})"}
+
+
+_Found = list[tuple[ast.For | ast.While, ast.If, set[str]]]
+
+
+def _found(node: ast.For) -> _Found:
+    found: _Found = []
+    _risky_ifs(node, node.body, found)
+    return found
+
+
+def _owners(found: _Found, ops: dict[str, str | None]) -> list[ast.For | ast.While]:
+    """The loops of ``found`` that get a partial (a reduction among their names)."""
+    out: dict[int, ast.For | ast.While] = {}
+    for o, _, names in found:
+        if any(ops.get(n) for n in names):
+            out.setdefault(id(o), o)
+    return list(out.values())
 
 
 def local_partials(func: ast.FunctionDef) -> list[str]:
@@ -102,34 +176,36 @@ def local_partials(func: ast.FunctionDef) -> list[str]:
     k = 0
     for node in [n for n in ast.walk(func) if _is_prange(n)]:
         assert isinstance(node, ast.For)
-        found: list[tuple[ast.For | ast.While, ast.If, set[str]]] = []
-        _risky_ifs(node, node.body, found)
-        ops = {name: reduction_op(node.body, name) for _, _, names in found for name in names}
-        before: list[ast.stmt] = []
         where = loop_id(node) or f"the prange loop over {ast.unparse(node.target)}"
+        found = _found(node)
+        ops = {name: reduction_op(node.body, name) for _, _, names in found for name in names}
+        rewritten = False
+        for loop in _owners(found, ops):  # first without continue: the ifs may be copied
+            once = _combine_every_iteration(loop, where)
+            if once is not None:
+                notes.append(f"{where}: {once}")
+                rewritten = True
+        if rewritten:
+            found = _found(node)
+        before: list[ast.stmt] = []
         for owner in list(dict.fromkeys(id(o) for o, _, _ in found)):
             group = [(o, i, n) for o, i, n in found if id(o) == owner]
             loop = group[0][0]
             todo = sorted({name for _, _, n in group for name in n if ops.get(name)})
             if not todo:
                 continue
-            if _continues(loop.body):
-                raise InvalidInputError(
-                    f"offload: the prange loop over {ast.unparse(node.target)} updates "
-                    f"{', '.join(todo)} in a loop under an if, next to a continue: numba would "
-                    "drop that reduction; this variant is not generated.")
             for name in todo:
                 p = _partial(loop, [stmt for _, stmt, _ in group], name, ops[name], k, before)
                 k += 1
                 notes.append(f"{where}: reduction {name} ({ops[name]}) accumulated in {p} "
                              "around the if holding its loop (numba drops a reduction updated "
                              "only in a loop under an if)")
-        for name in sorted(_repeated_updates(node)):
-            if _continues(node.body):
-                raise InvalidInputError(
-                    f"offload: the prange loop over {ast.unparse(node.target)} updates {name} "
-                    "more than once per iteration, next to a continue: numba rejects such a "
-                    "reduction; this variant is not generated.")
+        repeated = sorted(_repeated_updates(node))
+        if repeated:
+            once = _combine_every_iteration(node, where)
+            if once is not None:
+                notes.append(f"{where}: {once}")
+        for name in repeated:
             op = reduction_op(node.body, name)
             assert op is not None
             p = _partial(node, list(node.body), name, op, k, before)
