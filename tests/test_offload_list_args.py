@@ -82,15 +82,17 @@ def test_which_parameters_qualify(fn, want):
 
 @pytest.mark.parametrize("value, kind", [
     ([0.5, 1.5, -2.0], "f"), ([0.5, 1, 2], "f"), ([1, 2, 3], "i"), ([True, False], "b"),
+    ([0.5, float("nan"), float("inf")], "f"),
 ])
 def test_converted(value, kind):
     arr = as_array(value)
     assert isinstance(arr, np.ndarray) and arr.dtype.kind == kind
-    np.testing.assert_array_equal(arr, value)
+    np.testing.assert_array_equal(arr, value)  # NaN positions equal too
 
 
 @pytest.mark.parametrize("value", [
     [], [1, 2.5], [True, 2], [1, 2**70], [[1.0], [2.0]], ["a"], (1.0, 2.0), np.ones(3), 3.0,
+    [1.0, "a"], [1.0, None], [1.0, [2.0]], [1.0, 2j],
 ])
 def test_kept(value):
     assert as_array(value) is value
