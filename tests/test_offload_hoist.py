@@ -28,6 +28,16 @@ def blocked_gather(x, idx_len, out, m):
         out[i] = s
 
 
+def blocked_columns(A, out, bs):
+    n, m = out.shape
+    for i in range(n):
+        for j in range(m):
+            s = 0.0
+            for k in range(5):
+                s += A[i // bs, (j + k) % m]
+            out[i, j] = s
+
+
 def mod_by_zero_when_empty(x, out, m, d):
     """Python never evaluates ``% d`` when ``m == 0``: the hoisted index must not either."""
     for i in range(out.shape[0]):
@@ -103,6 +113,17 @@ def test_periodic_convolution_row_index_hoisted():
 def test_guarded_by_the_loop_bounds(m):
     src = _agrees(blocked_gather, [G.random((3, 5)), 3, np.zeros(17), m])
     assert "= i // 4 % idx_len if 0 < m else 0\n" in src
+
+
+@pytest.mark.parametrize("m", [0, 7])
+def test_moved_as_far_out_as_it_is_invariant(m):
+    """``i // bs`` does not change in the ``k`` loop nor in the ``j`` loop: it moves before
+    the ``j`` loop, under ``j``'s guard (``i``, in ``prange``, keeps it)."""
+    src = _agrees(blocked_columns, [G.random((3, max(m, 1))), np.zeros((9, m)), 4])
+    body = src[src.index("else:"):]  # the nest as written (not the collapsed form)
+    assert "_hl_h0 = i // bs if 0 < m else 0\n" in body
+    assert body.index("_hl_h0 = i // bs") < body.index("for j in range(m)")
+    assert "moved before it" in src
 
 
 def test_a_zero_divisor_raises_only_where_python_does():
