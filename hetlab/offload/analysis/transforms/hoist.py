@@ -194,4 +194,4 @@ def hoist_invariant_indices(func: ast.FunctionDef) -> list[str]:
         what += [f"{', '.join(ast.unparse(s.targets[0]) for s in moved)} moved before it "
                  "(the loop does not change it)"] if moved else []
         notes.append(f"{where} ({loop.target.id}): {'; '.join(what)}")
-    return notes
+    return list(dict.fromkeys(notes))  # a nest copied into two branches: one note
