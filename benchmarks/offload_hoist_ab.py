@@ -13,23 +13,12 @@ from __future__ import annotations
 import argparse
 
 
-def blocked_columns(A, out, bs):
-    """out[i, j] = Σ_k A[i // bs, (j + k) % m] over a 5-wide window: block rows, wrapped
-    columns (A (p, m), out (n, m) float64; bs rows of out per row of A)."""
-    n, m = out.shape
-    for i in range(n):
-        for j in range(m):
-            s = 0.0
-            for k in range(5):
-                s += A[i // bs, (j + k) % m]
-            out[i, j] = s
-
-
 def main() -> None:
     import numpy as np
 
     from benchmarks._pass_ab import run_ab
     from tests.offload_corpus import heldout_probe5 as hp
+    from tests.test_offload_hoist import blocked_columns  # block rows, wrapped columns
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=9)

@@ -29,6 +29,9 @@ def blocked_gather(x, idx_len, out, m):
 
 
 def blocked_columns(A, out, bs):
+    """out[i, j] = Σ_k A[i // bs, (j + k) % m] over a 5-wide window: block rows, wrapped
+    columns (A (p, m), out (n, m) float64; bs rows of out per row of A). Also timed by
+    ``benchmarks/offload_hoist_ab.py``."""
     n, m = out.shape
     for i in range(n):
         for j in range(m):
