@@ -44,9 +44,9 @@ def read_only_sequences(func: ast.FunctionDef) -> tuple[int, ...]:
     docstring)."""
     params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
     parents = _parents(func)
-    found = []
-    for k, p in enumerate(params):
-        uses = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == p]
-        if uses and all(_reading_use(n, parents) for n in uses):
-            found.append(k)
-    return tuple(found)
+    uses: dict[str, list[ast.Name]] = {p: [] for p in params}
+    for n in ast.walk(func):
+        if isinstance(n, ast.Name) and n.id in uses:
+            uses[n.id].append(n)
+    return tuple(k for k, p in enumerate(params)
+                 if uses[p] and all(_reading_use(n, parents) for n in uses[p]))

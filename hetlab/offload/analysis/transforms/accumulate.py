@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 from ...front.walk import range_call_args
 from .rewrite import loop_id
 from .statements import splice
+from .unsigned import uncast
 
 if TYPE_CHECKING:
     from ..aliases import AliasInfo
@@ -48,14 +49,6 @@ _OPS = (ast.Add, ast.Sub, ast.Mult)
 _Bounds = dict[str, tuple[str, str]]
 
 
-def _plain(e: ast.expr) -> ast.expr:
-    """``e`` without the unsigned pass's cast (``_hl_u64(x)``: the same value)."""
-    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "_hl_u64" \
-            and len(e.args) == 1:
-        return e.args[0]
-    return e
-
-
 def _range_bounds(node: ast.For, kinds: tuple[str, ...] = ("range", "prange")
                   ) -> tuple[str, str] | None:
     """``(lo, hi)`` source text of ``for v in range(lo, hi[, step > 0])``, else None (the
@@ -64,7 +57,7 @@ def _range_bounds(node: ast.For, kinds: tuple[str, ...] = ("range", "prange")
     found = range_call_args(node.iter, kinds) if isinstance(node.target, ast.Name) else None
     if found is None:
         return None
-    args = [_plain(a) for a in found[:2]]
+    args = [uncast(a) for a in found[:2]]
     if len(args) == 1:
         return "0", ast.unparse(args[0])
     lo, hi = args

@@ -3,29 +3,27 @@
 numba (0.68) copy-propagates ``t = i`` in a ``prange`` body and then refuses a later
 ``t = t + b`` (or ``t += 1``) as "Overwrite of parallel loop index" (UnsupportedRewriteError),
 though Python only rebinds ``t``. ``t = i + 0`` is the same integer and a fresh value, so such
-a copy is written that way. Found by this pass's author while testing the index hoist
-(``tests/test_offload_hoist.py``).
+a copy is written that way (found while testing the index hoist,
+``tests/test_offload_hoist.py``).
 """
 
 from __future__ import annotations
 
 import ast
 
+from .statements import is_prange
+
 __all__ = ["fresh_index_copies"]
-
-
-def _is_prange(node: ast.AST) -> bool:
-    return isinstance(node, ast.For) and isinstance(node.iter, ast.Call) \
-        and isinstance(node.iter.func, ast.Name) and node.iter.func.id == "prange" \
-        and isinstance(node.target, ast.Name)
 
 
 def fresh_index_copies(func: ast.FunctionDef) -> list[str]:
     """Rewrite, in place, each ``t = i`` (``i`` a ``prange`` index) whose ``t`` the loop
     assigns again as ``t = i + 0``; one note per loop changed."""
     notes = []
-    for node in [n for n in ast.walk(func) if _is_prange(n)]:
-        assert isinstance(node, ast.For) and isinstance(node.target, ast.Name)
+    for node in [n for n in ast.walk(func) if is_prange(n)]:
+        assert isinstance(node, ast.For)
+        if not isinstance(node.target, ast.Name):
+            continue
         index = node.target.id
         stores: dict[str, int] = {}
         for n in ast.walk(node):

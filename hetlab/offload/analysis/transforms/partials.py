@@ -42,14 +42,9 @@ import copy
 from ....errors import InvalidInputError
 from ..scalars import reduction_op, update_op
 from .rewrite import loop_id
-from .statements import Rename, splice
+from .statements import Rename, is_prange, splice
 
 __all__ = ["local_partials", "reduction_operand_first"]
-
-
-def _is_prange(node: ast.AST) -> bool:
-    return isinstance(node, ast.For) and isinstance(node.iter, ast.Call) \
-        and isinstance(node.iter.func, ast.Name) and node.iter.func.id == "prange"
 
 
 def _updates_in_loop(stmts: list[ast.stmt], in_loop: bool, out: set[str]) -> None:
@@ -174,7 +169,7 @@ def local_partials(func: ast.FunctionDef) -> list[str]:
     (module docstring); one line per reduction rewritten."""
     notes: list[str] = []
     k = 0
-    for node in [n for n in ast.walk(func) if _is_prange(n)]:
+    for node in [n for n in ast.walk(func) if is_prange(n)]:
         assert isinstance(node, ast.For)
         where = loop_id(node) or f"the prange loop over {ast.unparse(node.target)}"
         found = _found(node)
@@ -259,7 +254,7 @@ def reduction_operand_first(func: ast.FunctionDef) -> list[str]:
     ``tests/test_offload_fuzz_programs.py`` found it). ``+`` and ``*`` of numbers commute
     exactly, so the value is the same. One note per prange loop rewritten."""
     notes = []
-    for node in [n for n in ast.walk(func) if _is_prange(n)]:
+    for node in [n for n in ast.walk(func) if is_prange(n)]:
         assert isinstance(node, ast.For)
         names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
                  and isinstance(n.ctx, ast.Store)}

@@ -36,6 +36,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from .unsigned import uncast
+
 __all__ = ["slice_loops"]
 
 #: elementwise NumPy functions of one argument (their scalar form in numba computes each
@@ -87,9 +89,8 @@ def _number(node: ast.expr, ctx: _Context) -> bool:
         return node.id in ctx.numbers
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         return _number(node.operand, ctx)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-            and node.func.id == "_hl_u64" and len(node.args) == 1 and not node.keywords:
-        return _number(node.args[0], ctx)  # the unsigned pass's cast of an index (rewrite.py)
+    if (inner := uncast(node)) is not node:  # the unsigned pass's cast of an index
+        return _number(inner, ctx)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
         return _power(node) and _number(node.left, ctx)
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult,

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import ast
 
-__all__ = ["container", "splice", "Rename"]
+__all__ = ["container", "is_prange", "splice", "Rename"]
+
+
+def is_prange(node: ast.AST) -> bool:
+    """``node`` is a ``for … in prange(...)`` loop."""
+    return isinstance(node, ast.For) and isinstance(node.iter, ast.Call) \
+        and isinstance(node.iter.func, ast.Name) and node.iter.func.id == "prange"
 
 
 def container(stmts: list[ast.stmt], node: ast.stmt) -> list[ast.stmt] | None:

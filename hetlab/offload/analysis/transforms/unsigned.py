@@ -30,9 +30,17 @@ import ast
 from ...front.walk import range_call_args
 from .tiling import _ID
 
-__all__ = ["unsigned_indices", "unsigned_subscripts"]
+__all__ = ["uncast", "unsigned_indices", "unsigned_subscripts"]
 
 _U64 = "_hl_u64"
+
+
+def uncast(e: ast.expr) -> ast.expr:
+    """``e`` without this pass's cast (``_hl_u64(x)`` holds the value of ``x``)."""
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == _U64 \
+            and len(e.args) == 1 and not e.keywords:
+        return e.args[0]
+    return e
 
 
 def _fors(stmts: list[ast.stmt], outer: tuple[ast.For, ...] = ()):
