@@ -78,7 +78,9 @@ def _row(name: str, probe, budget: int, scale: float) -> dict:
                           progress=False, ga=GAOptions(population=6),
                           measure=MeasureOptions(repeats=3))
     row["search_s"] = time.perf_counter() - t0
-    row["plan"] = "+".join([*plan.blocks, *plan.loops, *plan.options]) or "(serial)"
+    row["plan"] = ("outlined " + ",".join(o.label().split(": ", 1)[1] for o in plan.outlined)
+                   if plan.outlined else
+                   "+".join([*plan.blocks, *plan.loops, *plan.options]) or "(serial)")
     serial_fn, plan_fn = numba.njit(probe.fn), plan.compile()
     want_args, got_args = copy_args(args), copy_args(args)
     with warnings.catch_warnings():

@@ -18,7 +18,7 @@ from .iterables import range_for_iterables
 from .views import substitute_views
 from .whiles import whiles_as_fors
 
-__all__ = ["FunctionSource", "read_function"]
+__all__ = ["FunctionSource", "parse_def", "read_function", "source_of_text"]
 
 
 @dataclass(frozen=True)
@@ -86,22 +86,43 @@ def read_function(fn: Any) -> FunctionSource:
             "file or a notebook cell.") from None
     text = textwrap.dedent("".join(lines))
     try:
-        module = ast.parse(text)
-    except SyntaxError as exc:  # e.g. a def nested in an expression
-        raise InvalidInputError(f"offload: cannot parse the source of {fn.__name__!r}: "
-                                f"{exc.msg}.") from None
-    defs = [n for n in module.body if isinstance(n, ast.FunctionDef)]
-    if not defs:
-        raise InvalidInputError(f"offload: no def statement found in the source of "
-                                f"{fn.__name__!r}.")
-    tree = defs[0]
-    tree.decorator_list = []
-    try:
         closure = inspect.getclosurevars(fn)
         nonlocals = dict(closure.nonlocals)
     except (ValueError, TypeError):  # an empty cell (a closure variable not yet bound)
         nonlocals = {}
-    namespace = {**fn.__globals__, **nonlocals}
+    return source_of_text(fn, text, {**fn.__globals__, **nonlocals}, first, original)
+
+
+def parse_def(text: str, name: str) -> ast.FunctionDef:
+    """The first ``def`` of ``text`` (decorators dropped), parsed afresh.
+
+    Raises
+    ------
+    InvalidInputError
+        ``text`` does not parse or holds no ``def``.
+    """
+    try:
+        module = ast.parse(text)
+    except SyntaxError as exc:  # e.g. a def nested in an expression
+        raise InvalidInputError(f"offload: cannot parse the source of {name!r}: "
+                                f"{exc.msg}.") from None
+    defs = [n for n in module.body if isinstance(n, ast.FunctionDef)]
+    if not defs:
+        raise InvalidInputError(f"offload: no def statement found in the source of {name!r}.")
+    tree = defs[0]
+    tree.decorator_list = []
+    return tree
+
+
+def source_of_text(fn: Callable[..., Any], text: str, namespace: dict[str, Any],
+                   first: int, original: Callable[..., Any] | None = None) -> FunctionSource:
+    """The :class:`FunctionSource` of ``fn`` whose dedented source is ``text``.
+
+    ``namespace`` holds the names the function sees from outside (globals, closure values);
+    ``first`` is the file line of its ``def`` (line numbers in reasons are the file's). The
+    front passes (sums, while loops, extrema, iterables, counters, row views) run here.
+    """
+    tree = parse_def(text, fn.__name__)
     sums_as_loops(tree, namespace)  # ``sum(e for k in …)`` → an accumulating loop (.genexprs)
     whiles_as_fors(tree)  # ``i = 0; while i < n: …; i += 1`` → ``for i in range`` (.whiles)
     fold_extrema(tree, namespace)  # ``if e > m: m = e`` → ``m = max(m, e)`` (.extrema)

@@ -32,6 +32,7 @@ from .load import load_record, logger, watch
 from .model import StaticModel
 from .numeric import keep_numeric_reductions
 from .options import FpgaOptions, GAOptions, MeasureOptions, choose_plan, split_legacy
+from .outline import outline as outline_loops
 from .plan import Plan
 
 __all__ = ["Plan", "search", "GAOptions", "MeasureOptions", "FpgaOptions"]
@@ -96,7 +97,7 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
            resume: Plan | None = None, progress: bool = True, client: Any = None,
            function_blocks: bool = True, ga: GAOptions | None = None,
            measure: MeasureOptions | None = None, fpga: FpgaOptions | None = None,
-           objective: Any = None, **deprecated: Any) -> Plan:
+           objective: Any = None, outline: bool = True, **deprecated: Any) -> Plan:
     """Search which loops of ``fn`` to offload, by GA on measured and verified run times.
 
     Parameters
@@ -176,6 +177,13 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         ``measure.thread_tolerance`` of the best value, the one holding the fewest resources
         (GPUs, then boards, then threads) wins, and ``plan.thread_choice`` is its thread
         count. Default (None): the fastest plan, its thread count by ``thread_tolerance``.
+    outline : bool
+        When the function cannot be compiled as a whole (a formatted ``print``, a dict, a
+        ``try`` statement or a call numba lacks outside its loops), cut its loops out into
+        functions of their own, search each, and keep the function rewritten to call their
+        plans (the rest of it in Python) when that is verified and faster than the function
+        as written (``plan.outlined``; :mod:`hetlab.offload.searching.outline`). False: run
+        such a function as written.
     **deprecated
         The keywords ``population``, ``generations``, ``elite``, ``selection``,
         ``crossover_rate``, ``mutation_rate``, ``exhaustive``, ``repeats``, ``warmup``,
@@ -222,10 +230,23 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         raise InvalidInputError(f"offload.search: budget must be a positive int; got {budget!r}.")
     repeats, warmup, exhaustive = measure.repeats, measure.warmup, ga.exhaustive
 
+    def one_loop(source: FunctionSource, loop_args: tuple) -> Plan:  # an outlined loop
+        return search(source, loop_args, targets=targets, budget=budget, seed=seed,
+                      reference=reference, progress=False, client=client,
+                      function_blocks=function_blocks, ga=ga, measure=measure, fpga=fpga,
+                      objective=objective, outline=False)
+
     def left_alone(reason: str) -> Plan:  # the function runs as written (.fallback)
         expected = _reference(report, args, "python", None)  # type: ignore[arg-type]
         plan = as_written_plan(report, args, expected, reason, repeats=repeats,
                                warmup=warmup, target=wanted[0].name)
+        if outline:
+            tried = outline_loops(report, args, expected, reason, plan.time_s,
+                                  search_loop=one_loop, repeats=repeats, warmup=warmup,
+                                  noise=NOISE, target=wanted[0].name)
+            plan = tried.plan or plan
+            if tried.plan is None:
+                plan.notes.extend(tried.notes)
         plan.alternatives, plan.search_s = {plan.target: plan}, time.perf_counter() - started
         return plan
 

@@ -19,7 +19,29 @@ from ..targets.registry import get_target, target_names
 from .ga import GAResult
 from .load import LoadRecord
 
-__all__ = ["Plan", "with_threads"]
+__all__ = ["OutlinedLoop", "Plan", "with_threads"]
+
+
+@dataclass(frozen=True)
+class OutlinedLoop:
+    """A loop cut out of a function run as written and compiled alone
+    (:mod:`hetlab.offload.searching.outline`): its file lines, the name of the function it
+    became, and that function's plan (searched like any function)."""
+
+    line: int
+    end_line: int
+    name: str
+    plan: Plan
+
+    def holds(self, line: int) -> bool:
+        """Whether the file line ``line`` is inside the outlined loop."""
+        return self.line <= line <= self.end_line
+
+    def label(self) -> str:
+        """``"line 12: L1+fp:reassoc"``: where the loop is and what its plan offloads."""
+        p = self.plan
+        return (f"line {self.line}: "
+                + ("+".join([*p.blocks, *p.loops, *p.options]) or "serial njit"))
 
 
 def with_kinds(impl: Callable[..., Any], name: str, params: list[str],
@@ -180,6 +202,10 @@ class Plan:
     #: why the plan runs the function as written (nothing compiled); "" for a searched plan
     #: (:mod:`hetlab.offload.searching.fallback`)
     fallback: str = ""
+    #: loops of a function run as written that were compiled alone, the rest of it running
+    #: in Python (:mod:`hetlab.offload.searching.outline`); its time and :attr:`speedup`
+    #: are then against the function as written (there is no serial njit of the whole)
+    outlined: list[OutlinedLoop] = field(default_factory=list)
     #: NumPy scalar types of the plain function's result, restored on compiled calls
     #: (:class:`~hetlab.offload.runtime.results.ResultTypes`); None: as numba returns them
     result_types: ResultTypes | None = None
@@ -214,7 +240,8 @@ class Plan:
 
     @property
     def speedup(self) -> float:
-        """Plan time against the serial ``njit`` of the original."""
+        """Plan time against the serial ``njit`` of the original (against the function as
+        written for a plan with :attr:`outlined` loops; 1 for one run as written)."""
         return self.serial_s / self.time_s
 
     @property
@@ -291,6 +318,9 @@ class Plan:
         for lp in self.report.loops:
             dest = f"{self.target} {kind}" if lp.id in self.loops else \
                 "host (as written)" if self.fallback else "host"
+            out = next((o for o in self.outlined if o.holds(lp.line)), None)
+            if out is not None:
+                dest = f"outlined into {out.name} ({out.label()})"
             if lp.id in in_block:
                 b = in_block[lp.id]
                 dest = f"block {b.id} ({b.pattern}: {b.call})"
@@ -366,6 +396,13 @@ class Plan:
         return pd.DataFrame(rows).sort_values("time_s").reset_index(drop=True)
 
     def summary(self) -> str:
+        if self.fallback and self.outlined:
+            return (f"offload.search({self.report.name}, target={self.target}): the function "
+                    f"runs as written ({self.fallback}) but for its loops at "
+                    f"{'; '.join(o.label() for o in self.outlined)}, compiled alone; "
+                    f"{self.time_s * 1e3:.3g} ms vs {self.serial_s * 1e3:.3g} ms as written "
+                    f"({self.speedup:.2f}×); verified={self.verified}"
+                    + "".join(f"\nnote: {n}" for n in self.notes[1:]))
         if self.fallback:
             m = self.measurements[self.best]
             return (f"offload.search({self.report.name}, target={self.target}): offload "
