@@ -94,7 +94,9 @@ def test_search_plan_gives_the_plain_result(name):
         assert not plan.loops
         assert plan.fallback in plan.summary() and plan.fallback in plan.notes[0]
         assert plan.source().startswith(f"# hetlab.offload: {report.name} runs as written")
-        assert set(plan.table()["destination"]) <= {"host (as written)"}
+        for dest in plan.table()["destination"]:  # loops compiled alone when that was faster
+            assert dest == "host (as written)" or (plan.outlined and dest.startswith(
+                "outlined into")), dest
         plan.destinations()
         assert plan.fallback in repr(plan)
     else:

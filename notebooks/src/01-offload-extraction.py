@@ -446,6 +446,67 @@ with threadpool_limits(limits=1, user_api="blas"):
 print("3 steps with the BLAS on one thread; residual finite:", bool(np.isfinite(gosa)))
 
 # %% [markdown]
+# ### Code that is not only loops: outlining
+#
+# Real functions print, time themselves and return dicts. numba compiles none of that, so such a
+# function cannot be compiled as a whole — its loops often can. `search` then cuts each loop out
+# into a function of its own, searches it like any function (blocks, GA, verification), and
+# rewrites the original to call the loops' plans where the loops were, the rest running in
+# Python as written. Here a gradient-descent fit reports every epoch with a formatted `print`
+# and returns a dict; its epoch loop stays Python, the loops inside it are compiled:
+
+# %%
+def fit(X, y, epochs, lr):
+    w = np.zeros(X.shape[1])
+    losses = []
+    for epoch in range(epochs):
+        grad = np.zeros(X.shape[1])
+        loss = 0.0
+        for i in range(X.shape[0]):
+            r = -y[i]
+            for j in range(X.shape[1]):
+                r += X[i, j] * w[j]
+            loss += r * r
+            for j in range(X.shape[1]):
+                grad[j] += r * X[i, j]
+        for j in range(X.shape[1]):
+            w[j] -= lr * grad[j] / X.shape[0]
+        losses.append(loss)
+        print(f"epoch {epoch}: loss {loss:.4f}")
+    return {"w": w, "losses": losses}
+
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+import contextlib  # noqa: E402
+import io  # noqa: E402
+
+X_fit = rng.random((2000, 8))
+y_fit = X_fit @ rng.random(8)
+with contextlib.redirect_stdout(io.StringIO()):  # the search runs fit a few times
+    fit_plan = offload.search(fit, (X_fit, y_fit, 3, 0.5), budget=4, progress=False)
+print(fit_plan.summary().splitlines()[0][:400])
+for note in fit_plan.notes[1:]:
+    print("note:", note[:300])
+fit_plan.table()
+
+# %% [markdown]
+# The rewritten function (the loops' own variants follow it in `fit_plan.source()`):
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+print(fit_plan.source().split("\n\n# ")[0])
+
+# %%
+fast_fit = fit_plan.compile()
+with contextlib.redirect_stdout(io.StringIO()) as printed:
+    got = fast_fit(X_fit, y_fit, 4, 0.5)
+want = fit(X_fit, y_fit, 4, 0.5)
+print("same weights and losses:", np.allclose(got["w"], want["w"], rtol=1e-10)
+      and np.allclose(got["losses"], want["losses"], rtol=1e-10),
+      "| epochs printed:", len(printed.getvalue().splitlines()))
+
+# %% [markdown]
 # ## The GPU variant: fewer host↔device copies
 #
 # A GPU kernel needs its arrays in device memory. Copying them around every launch is simple and

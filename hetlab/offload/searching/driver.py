@@ -7,6 +7,7 @@ import math
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import replace
 from typing import Any
 
@@ -41,6 +42,10 @@ __all__ = ["Plan", "search", "GAOptions", "MeasureOptions", "FpgaOptions"]
 #: to be kept: closer than that, the two are the same within the timing noise of a small
 #: machine, and the simpler baseline is kept (a plan is never kept for a gain noise can give)
 NOISE = 0.03
+
+#: set while an outlined loop is searched (:mod:`.outline`): a loop that stays Python is
+#: not timed as written (it runs inside the function, which is)
+_OUTLINED_LOOP: ContextVar[bool] = ContextVar("hetlab_offload_outlined_loop", default=False)
 
 
 def _check_args(report: Report, args: Sequence[Any]) -> tuple:
@@ -231,15 +236,20 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
     repeats, warmup, exhaustive = measure.repeats, measure.warmup, ga.exhaustive
 
     def one_loop(source: FunctionSource, loop_args: tuple) -> Plan:  # an outlined loop
-        return search(source, loop_args, targets=targets, budget=budget, seed=seed,
-                      reference=reference, progress=False, client=client,
-                      function_blocks=function_blocks, ga=ga, measure=measure, fpga=fpga,
-                      objective=objective, outline=False)
+        token = _OUTLINED_LOOP.set(True)
+        try:
+            return search(source, loop_args, targets=targets, budget=budget, seed=seed,
+                          reference=reference, progress=False, client=client,
+                          function_blocks=function_blocks, ga=ga, measure=measure, fpga=fpga,
+                          objective=objective, outline=False)
+        finally:
+            _OUTLINED_LOOP.reset(token)
 
     def left_alone(reason: str) -> Plan:  # the function runs as written (.fallback)
         expected = _reference(report, args, "python", None)  # type: ignore[arg-type]
         plan = as_written_plan(report, args, expected, reason, repeats=repeats,
-                               warmup=warmup, target=wanted[0].name)
+                               warmup=warmup, target=wanted[0].name,
+                               timed=not _OUTLINED_LOOP.get())
         if outline:
             tried = outline_loops(report, args, expected, reason, plan.time_s,
                                   search_loop=one_loop, repeats=repeats, warmup=warmup,

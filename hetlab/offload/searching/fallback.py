@@ -50,7 +50,8 @@ def why_serial_failed(name: str, m: Measurement) -> str:
 
 
 def as_written_plan(report: Report, args: tuple, expected: tuple, reason: str, *,
-                    repeats: int, warmup: int, target: str = "numba") -> Plan:
+                    repeats: int, warmup: int, target: str = "numba",
+                    timed: bool = True) -> Plan:
     """A :class:`Plan` offloading nothing whose callable is the original function.
 
     Parameters
@@ -67,6 +68,9 @@ def as_written_plan(report: Report, args: tuple, expected: tuple, reason: str, *
         Timed and untimed calls of the original.
     target : str
         The target the search was asked for (recorded as ``plan.target``).
+    timed : bool
+        Time the original (False: an outlined loop's search, whose fallback plan is only
+        read for its reason; no figures).
 
     Returns
     -------
@@ -75,8 +79,11 @@ def as_written_plan(report: Report, args: tuple, expected: tuple, reason: str, *
         itself), ``plan.compile()`` the original function.
     """
     original = report.source.call
-    m = measure(original, args, expected, repeats=repeats, warmup=warmup)
-    if not m.times_s:  # e.g. a function whose result differs from call to call
+    if not timed:  # a loop cut out of a function, which stays in it as written: no figures
+        m = Measurement(status="not timed", verified=False)
+    else:
+        m = measure(original, args, expected, repeats=repeats, warmup=warmup)
+    if timed and not m.times_s:  # e.g. a function whose result differs from call to call
         m = measure(original, args, None, repeats=repeats, warmup=warmup)
         m.status, m.verified = "ok (its own results differ from call to call)", False
     source = (f"# hetlab.offload: {report.name} runs as written: {reason}\n"
