@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import inspect
 import textwrap
 import time
 import warnings
@@ -285,8 +286,8 @@ def test_loops_inside_a_loop_that_stays_python():
     first, second = find_segments(tree, (*outer.path, (outer.loop, "body")), first=2)
     assert (first.index, first.members, first.live_out) == (2, (0, 1), ("g",))
     assert _data(first) == ("x", "w") and first.path == ((1, "body"),)
-    assert second.members == (2, 3) and second.live_out == ("w",)  # the update moves in
-    assert _data(second) == ("w", "g", "x")
+    assert second.members == (3,) and second.live_out == ()  # w = w - …: reads what it binds
+    assert _data(second) == ("x", "w")
 
 
 def fit(X, y, epochs, lr):
@@ -324,3 +325,40 @@ def test_a_training_loop_that_prints_each_epoch(capsys):
     np.testing.assert_allclose(w, w0, rtol=1e-10)
     np.testing.assert_allclose(hist, hist0, rtol=1e-10)
     assert len(printed.splitlines()) == 4 and printed == capsys.readouterr().out
+
+
+def test_an_assignment_reading_what_it_binds_stays_out():
+    """``x = np.asarray(x)`` and ``s *= 2`` read a name they bind: the recorded inputs (taken
+    when the loop is reached) would be the values after them, so they stay in Python."""
+    seg, = _segments("""
+        def f(x, s):
+            x = np.asarray(x, dtype=float)
+            s *= 2
+            for i in range(len(x)):
+                s += x[i]
+            return s
+        """)
+    assert seg.members == (2,) and seg.bare is None and _data(seg) == ("x", "s")
+
+
+def spread(x, out):
+    sd = float(np.std(x, ddof=1))
+    for i in range(len(x)):
+        out[i] = (x[i] - x[0]) / sd
+    print(f"sd {sd:.3f}")
+
+
+def test_a_call_numba_lacks_before_the_loop_leaves_the_loop_alone():
+    """``np.std(x, ddof=1)`` (numba has no ``ddof``) moved in with the loop fails to compile:
+    the loop alone is outlined, ``sd`` its input."""
+    seg, = _segments(inspect.getsource(spread))
+    assert seg.members == (0, 1) and seg.bare.members == (1,)
+    x = np.random.default_rng(7).random(20_000)
+    plan = offload.search(spread, (x, np.zeros_like(x)), **QUICK)
+    assert [o.name for o in plan.outlined] == [
+        f"spread_loop{spread.__code__.co_firstlineno + 2}"], plan.notes
+    assert "__hl_loop1__(x, out, sd)" in plan.source()
+    got, want = np.zeros(50), np.zeros(50)
+    plan.compile()(x[:50], got)
+    spread(x[:50], want)
+    np.testing.assert_array_equal(got, want)

@@ -12,7 +12,11 @@ np.empty(n)``).
 Moving an earlier assignment into the segment reorders it past the statements between the
 two; that is done only for an assignment of a *pure* expression (constants, names,
 arithmetic: no call, no subscript) whose names those statements neither read nor write. An
-assignment right before the loop (nothing between) may hold calls.
+assignment right before the loop (nothing between) may hold calls. None may read a name it or
+a later one of them binds (``x = np.asarray(x)``, ``s *= 2``): the segment's inputs are the
+values recorded when the loop is reached, after those bindings. When the segment with its
+assignments does not compile (a call numba lacks among them), the loop alone is tried
+(:attr:`Segment.bare`).
 
 The segment's interface is decided when the function runs (:mod:`hetlab.offload.searching.
 outline` records the names bound when the loop is reached):
@@ -32,7 +36,7 @@ from __future__ import annotations
 import ast
 import copy
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 __all__ = ["Segment", "block_at", "find_segments", "segment_def", "with_records", "with_calls"]
 
@@ -84,6 +88,8 @@ class Segment:
     bound_first: frozenset[str]
     #: why the loop is not outlined ("" when it can be)
     refusal: str = ""
+    #: the loop alone, without its moved-in assignments (tried when this one fails)
+    bare: Segment | None = None
 
     @property
     def loop(self) -> int:
@@ -171,14 +177,18 @@ def _prefix(block: list[ast.stmt], at: int) -> list[int]:
     """Positions of the assignments before ``block[at]`` (a loop) moved in with it."""
     members = [at]
     reads = set(_names([block[at]]).loads)
+    bound_after: set[str] = set()  # by the assignments already moved in
     between_loads: set[str] = set()
     between_stores: set[str] = set()
     for j in range(at - 1, max(at - 1 - _PREFIX_REACH, -1), -1):
         stmt = block[j]
         bound = _assigned_names(stmt)
         value = getattr(stmt, "value", None)
+        # it may not read what it or a later one binds (``x = np.asarray(x)``, ``s *= 2``):
+        # the inputs are recorded when the loop is reached, after those bindings
         usable = (bound is not None and value is not None and bool(reads & set(bound))
-                  and _has([value], _NOT_IN_PREFIX) is None)
+                  and _has([value], _NOT_IN_PREFIX) is None
+                  and not set(_names([stmt]).loads) & (set(bound) | bound_after))
         if usable and (between_loads or between_stores):  # moved past other statements
             names = _names([stmt])
             usable = (all(isinstance(n, _PURE) for n in ast.walk(value))
@@ -187,6 +197,7 @@ def _prefix(block: list[ast.stmt], at: int) -> list[int]:
         if usable:
             members.insert(0, j)
             reads |= set(_names([stmt]).loads)
+            bound_after |= set(bound or ())
         else:
             names = _names([stmt])
             between_loads |= set(names.loads)
@@ -252,17 +263,27 @@ def find_segments(tree: ast.FunctionDef, under: tuple[tuple[int, str], ...] | No
         block = block_at(tree, path)
         stmts = [block[m] for m in members]
         live = _live_after(tree, path, members[-1])
-        names = _names(stmts)
         bad = _has([loop], _NOT_IN_SEGMENT)
         refusal = (f"a {type(bad).__name__.lower()} statement or expression in the loop "
                    f"(line {getattr(bad, 'lineno', line)})" if bad is not None else "")
-        bound_first = frozenset(n for s in stmts[:-1] for n in _assigned_names(s) or ())
-        live_out = tuple(n for n in names.stores if n in live)
-        live_in = _live(stmts, set(live_out))
-        reads = tuple(n for n in dict.fromkeys([*names.loads, *live_out]) if n in live_in)
-        out.append(Segment(index, path, tuple(members), line, reads, live_out, bound_first,
-                           refusal))
+        seg = _segment(index, path, members, line, stmts, live, refusal)
+        if len(members) > 1 and not refusal:
+            seg = replace(seg, bare=_segment(index, path, members[-1:], line, stmts[-1:], live,
+                                             refusal))
+        out.append(seg)
     return out
+
+
+def _segment(index: int, path: tuple[tuple[int, str], ...], members: list[int], line: int,
+             stmts: list[ast.stmt], live: set[str], refusal: str) -> Segment:
+    """The segment of ``stmts`` (its moved-in assignments, then its loop), given the names
+    ``live`` after it."""
+    names = _names(stmts)
+    bound_first = frozenset(n for s in stmts[:-1] for n in _assigned_names(s) or ())
+    live_out = tuple(n for n in names.stores if n in live)
+    live_in = _live(stmts, set(live_out))
+    reads = tuple(n for n in dict.fromkeys([*names.loads, *live_out]) if n in live_in)
+    return Segment(index, path, tuple(members), line, reads, live_out, bound_first, refusal)
 
 
 def _stored(node: ast.AST) -> set[str]:

@@ -120,7 +120,8 @@ def _record(src: FunctionSource, tree: ast.FunctionDef, segments: list[Segment],
     """Run the function once on copies of ``args``, recording per segment the values of
     the names it reads when its loop is reached (copied then). Returns the entries and,
     per segment, why its values could not be copied."""
-    wanted = {s.index: s.reads for s in segments}
+    wanted = {s.index: tuple(dict.fromkeys([*s.reads, *(s.bare.reads if s.bare else ())]))
+              for s in segments}
     entries: dict[int, dict[str, Any]] = {}
     failed: dict[int, str] = {}
 
@@ -214,6 +215,10 @@ def outline(report: Report, args: tuple, expected: tuple, reason: str, as_writte
         for seg in segments:
             done = (_outline_one(src, tree, seg, entries.get(seg.index), search_loop)
                     if not seg.refusal else seg.refusal)
+            if isinstance(done, str) and seg.bare is not None and seg.index in entries:
+                alone = _outline_one(src, tree, seg.bare, entries[seg.index], search_loop)
+                if not isinstance(alone, str):  # its assignments were what numba refused
+                    seg, done = seg.bare, alone
             if isinstance(done, str):
                 notes.append(f"loop at line {src.first_line + seg.line - 1} not outlined: "
                              f"{failed.get(seg.index, done)}")
