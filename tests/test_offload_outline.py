@@ -362,3 +362,22 @@ def test_a_call_numba_lacks_before_the_loop_leaves_the_loop_alone():
     plan.compile()(x[:50], got)
     spread(x[:50], want)
     np.testing.assert_array_equal(got, want)
+
+
+def test_a_loop_no_faster_compiled_than_in_python_stays_python(monkeypatch):
+    """Each outlined loop's compiled call, overheads included, is timed against the loop's own
+    Python run in the recording; taken as instant in Python, no loop is outlined."""
+    from hetlab.offload.searching import outline as outlining
+
+    recorded = outlining._record
+
+    def instant(*args, **kwargs):
+        rec = recorded(*args, **kwargs)
+        rec.python_s = dict.fromkeys(rec.python_s, 0.0)
+        return rec
+
+    monkeypatch.setattr(outlining, "_record", instant)
+    x = np.random.default_rng(8).random(30_000)
+    plan = offload.search(print_sum, (x,), **QUICK)
+    assert not plan.outlined and any("compiled call takes" in n for n in plan.notes), plan.notes
+    assert plan.compile()(x) == print_sum(x)

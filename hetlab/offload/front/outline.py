@@ -371,15 +371,18 @@ def segment_def(tree: ast.FunctionDef, seg: Segment, name: str, params: list[str
 
 
 def _rewrite(tree: ast.FunctionDef, segments: list[Segment],
-             make: dict[int, ast.stmt], before: bool) -> ast.FunctionDef:
-    """A copy of ``tree`` where ``make[index]`` is put before each segment's loop
-    (``before``) or replaces the segment (its loop; its moved-in assignments removed)."""
+             make: dict[int, ast.stmt], around: dict[int, ast.stmt] | None = None
+             ) -> ast.FunctionDef:
+    """A copy of ``tree`` where ``make[index]`` replaces each segment (its loop; its
+    moved-in assignments removed), or, with ``around``, is put before its loop and
+    ``around[index]`` after it."""
     out = copy.deepcopy(tree)
     blocks = {seg.index: block_at(out, seg.path) for seg in segments}  # before any edit
     dropped: list[tuple[list[ast.stmt], int]] = []
     for seg in sorted(segments, key=lambda s: s.loop, reverse=True):
         block = blocks[seg.index]
-        if before:  # inserting at the later places first keeps the earlier ones
+        if around is not None:  # inserting at the later places first keeps the earlier ones
+            block.insert(seg.loop + 1, around[seg.index])
             block.insert(seg.loop, make[seg.index])
         else:
             block[seg.loop] = make[seg.index]
@@ -392,14 +395,15 @@ def _rewrite(tree: ast.FunctionDef, segments: list[Segment],
 def with_records(tree: ast.FunctionDef, segments: list[Segment], recorder: str
                  ) -> ast.FunctionDef:
     """A copy of ``tree`` calling ``recorder(index, locals())`` right before each segment's
-    loop (the function otherwise unchanged)."""
-    make: dict[int, ast.stmt] = {}
-    for seg in segments:
-        call = ast.Expr(ast.Call(ast.Name(recorder, ast.Load()),
-                                 [ast.Constant(seg.index),
-                                  ast.Call(ast.Name("locals", ast.Load()), [], [])], []))
-        make[seg.index] = call
-    return _rewrite(tree, segments, make, before=True)
+    loop and ``recorder(index, None)`` right after it (the function otherwise unchanged)."""
+    def call(index: int, frame: ast.expr) -> ast.stmt:
+        return ast.Expr(ast.Call(ast.Name(recorder, ast.Load()), [ast.Constant(index), frame],
+                                 []))
+
+    make = {s.index: call(s.index, ast.Call(ast.Name("locals", ast.Load()), [], []))
+            for s in segments}
+    after = {s.index: call(s.index, ast.Constant(None)) for s in segments}
+    return _rewrite(tree, segments, make, after)
 
 
 def with_calls(tree: ast.FunctionDef, calls: dict[int, tuple[Segment, str, list[str]]]
@@ -414,4 +418,4 @@ def with_calls(tree: ast.FunctionDef, calls: dict[int, tuple[Segment, str, list[
         make[index] = (ast.Assign([ast.Tuple([ast.Name(n, ast.Store()) for n in seg.live_out],
                                              ast.Store())], call)
                        if seg.live_out else ast.Expr(call))
-    return _rewrite(tree, [c[0] for c in calls.values()], make, before=False)
+    return _rewrite(tree, [c[0] for c in calls.values()], make)

@@ -30,6 +30,7 @@ import copy
 import inspect
 import linecache
 import math
+import time
 import types
 import warnings
 from collections.abc import Callable
@@ -115,18 +116,31 @@ def _is_code(value: Any) -> bool:
                                                    and not hasattr(value, "__array__"))
 
 
+@dataclass
+class _Recording:
+    """Per segment index: the values its loop reads when first reached (copied then), why
+    they could not be recorded, and the seconds that first run of the loop took in Python."""
+
+    entries: dict[int, dict[str, Any]] = field(default_factory=dict)
+    failed: dict[int, str] = field(default_factory=dict)
+    python_s: dict[int, float] = field(default_factory=dict)
+
+
 def _record(src: FunctionSource, tree: ast.FunctionDef, segments: list[Segment],
-            args: tuple) -> tuple[dict[int, dict[str, Any]], dict[int, str]]:
+            args: tuple) -> _Recording:
     """Run the function once on copies of ``args``, recording per segment the values of
-    the names it reads when its loop is reached (copied then). Returns the entries and,
-    per segment, why its values could not be copied."""
+    the names it reads when its loop is first reached, and how long that loop then ran."""
     wanted = {s.index: tuple(dict.fromkeys([*s.reads, *(s.bare.reads if s.bare else ())]))
               for s in segments}
-    entries: dict[int, dict[str, Any]] = {}
-    failed: dict[int, str] = {}
+    rec = _Recording()
+    started: dict[int, float] = {}
 
-    def record(index: int, frame: dict[str, Any]) -> None:
-        if index in entries or index in failed:
+    def record(index: int, frame: dict[str, Any] | None) -> None:
+        if frame is None:  # the loop is done
+            if index in started and index not in rec.python_s:
+                rec.python_s[index] = time.perf_counter() - started[index]
+            return
+        if index in rec.entries or index in rec.failed:
             return
         values = {n: frame[n] for n in wanted[index] if n in frame}
         arrays: list[tuple[str, np.ndarray]] = []
@@ -135,21 +149,23 @@ def _record(src: FunctionSource, tree: ast.FunctionDef, segments: list[Segment],
         shared = next(((a, b) for k, (a, x) in enumerate(arrays) for b, y in arrays[k + 1:]
                        if overlap(x, y)), None)
         if shared is not None:  # copies would not share it: the search would not see it
-            failed[index] = (f"its inputs {shared[0]} and {shared[1]} share memory (the "
-                             "compiled loop assumes arrays do not alias)")
+            rec.failed[index] = (f"its inputs {shared[0]} and {shared[1]} share memory (the "
+                                 "compiled loop assumes arrays do not alias)")
             return
         try:
-            entries[index] = {n: v if _is_code(v) else copy.deepcopy(v)
-                              for n, v in values.items()}
+            rec.entries[index] = {n: v if _is_code(v) else copy.deepcopy(v)
+                                  for n, v in values.items()}
         except Exception as exc:  # an object deepcopy refuses
-            failed[index] = f"its inputs cannot be copied ({type(exc).__name__}: {exc})"
+            rec.failed[index] = f"its inputs cannot be copied ({type(exc).__name__}: {exc})"
+            return
+        started[index] = time.perf_counter()
 
     recording = _define(with_records(tree, segments, _RECORDER), src, {_RECORDER: record},
                         "recording")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         recording(*copy_args(args))
-    return entries, failed
+    return rec
 
 
 def _falls_back(compiled: Callable[..., Any], python: Callable[..., Any],
@@ -210,13 +226,16 @@ def outline(report: Report, args: tuple, expected: tuple, reason: str, as_writte
     index = len(segments) + 1  # of the next segment found
     for _ in range(_DEPTH):  # the loops in a loop not outlined are tried next
         usable = [seg for seg in segments if not seg.refusal]
-        entries, failed = _record(src, tree, usable, args) if usable else ({}, {})
+        rec = _record(src, tree, usable, args) if usable else _Recording()
+        entries, failed = rec.entries, rec.failed
         inner: list[Segment] = []
         for seg in segments:
-            done = (_outline_one(src, tree, seg, entries.get(seg.index), search_loop)
-                    if not seg.refusal else seg.refusal)
+            python_s = rec.python_s.get(seg.index, math.inf)
+            done = (_outline_one(src, tree, seg, entries.get(seg.index), python_s, noise,
+                                 search_loop) if not seg.refusal else seg.refusal)
             if isinstance(done, str) and seg.bare is not None and seg.index in entries:
-                alone = _outline_one(src, tree, seg.bare, entries[seg.index], search_loop)
+                alone = _outline_one(src, tree, seg.bare, entries[seg.index], python_s, noise,
+                                     search_loop)
                 if not isinstance(alone, str):  # its assignments were what numba refused
                     seg, done = seg.bare, alone
             if isinstance(done, str):
@@ -267,12 +286,15 @@ def outline(report: Report, args: tuple, expected: tuple, reason: str, as_writte
 
 
 def _outline_one(src: FunctionSource, tree: ast.FunctionDef, seg: Segment,
-                 entry: dict[str, Any] | None,
+                 entry: dict[str, Any] | None, python_s: float, noise: float,
                  search_loop: Callable[[FunctionSource, tuple], Plan]
                  ) -> str | tuple[Callable[..., Any], list[str], OutlinedLoop]:
     """The callable standing for ``seg``, its inputs and its record; or why it stays Python.
 
-    ``entry``: the values recorded when the function reached the loop (None: never)."""
+    ``entry``: the values recorded when the function reached the loop (None: never);
+    ``python_s``: how long the loop ran there in Python (s). A loop whose compiled call,
+    overheads included, is not faster than that (a short loop inside a long one) stays
+    Python."""
     if entry is None:
         return "the search's arguments never reach it"
     unbound = [n for n in seg.live_out if n not in entry and n not in seg.bound_first]
@@ -294,6 +316,11 @@ def _outline_one(src: FunctionSource, tree: ast.FunctionDef, seg: Segment,
         return str(exc).splitlines()[0][:200]
     if plan.fallback:
         return plan.fallback
+    call = _falls_back(plan.compile(on_alias="serial"), python[name], name)
+    timed = measure(call, tuple(entry[n] for n in inputs), None, repeats=5, warmup=1)
+    if not timed.time_s < python_s * (1 - noise):
+        return (f"its compiled call takes {timed.time_s * 1e6:.3g} µs with its overheads, the "
+                f"loop {python_s * 1e6:.3g} µs in Python")
     node = block[seg.loop]
-    return (_falls_back(plan.compile(on_alias="serial"), python[name], name), inputs,
+    return (call, inputs,
             OutlinedLoop(at, src.first_line + (node.end_lineno or node.lineno) - 1, name, plan))
