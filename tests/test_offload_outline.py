@@ -318,6 +318,7 @@ def test_a_training_loop_that_prints_each_epoch(capsys):
     line = fit.__code__.co_firstlineno
     assert [o.line for o in plan.outlined] == [line + 6, line + 13], plan.summary()
     assert plan.table().destination.L1 == "host (as written)"
+    assert plan.destinations()["numba"].str.startswith("outlined into fit_loop").all()
     capsys.readouterr()
     w, hist = plan.compile()(X, y, 4, 0.5)
     printed = capsys.readouterr().out

@@ -363,7 +363,10 @@ class Plan:
                     if p is not None else []
                 blocks = [b for b in (p.blocks if p is not None else ())
                           if r in self.report.block(b).loops]
+                out = next((o for o in p.outlined if o.holds(lp.line)), None) \
+                    if p is not None else None
                 row[t] = (skipped.get(t, "not asked") if p is None
+                          else f"outlined into {out.name} ({out.label()})" if out is not None
                           else "function block " + "+".join(blocks) if blocks
                           else "offloaded: " + ", ".join(mine) if mine else "tried, host kept")
             n = next((x for x in nests if x.root == r), None)
