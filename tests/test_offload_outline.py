@@ -13,9 +13,11 @@ import warnings
 
 import numpy as np
 import pytest
+import tqdm as tqdm_module
+from tqdm import tqdm
 
 from hetlab import offload
-from hetlab.offload.front.outline import find_segments, segment_def, with_calls
+from hetlab.offload.front.outline import find_segments, progress_bars, segment_def, with_calls
 
 QUICK = dict(budget=4, progress=False)
 
@@ -382,3 +384,39 @@ def test_a_loop_no_faster_compiled_than_in_python_stays_python(monkeypatch):
     plan = offload.search(print_sum, (x,), **QUICK)
     assert not plan.outlined and any("compiled call takes" in n for n in plan.notes), plan.notes
     assert plan.compile()(x) == print_sum(x)
+
+
+def with_progress(x, out):
+    s = 0.0
+    for i in tqdm(range(len(x)), desc="squares"):
+        s += x[i] * x[i]
+    for i in tqdm_module.trange(1, len(x)):
+        out[i] = x[i] - x[i - 1]
+    print(f"{s:.3f}")
+    return s
+
+
+def test_progress_bars_of_outlined_loops_are_dropped():
+    """``tqdm(it)`` iterates ``it`` and ``trange(a, b)`` ``range(a, b)`` in the compiled loop,
+    with a note naming the bar's line; other calls in a loop's header are left alone."""
+    line = with_progress.__code__.co_firstlineno
+    x = np.random.default_rng(9).random(20_000)
+    plan = offload.search(with_progress, (x, np.zeros_like(x)), **QUICK)
+    assert [o.progress_dropped for o in plan.outlined] == [(line + 2,), (line + 4,)]
+    assert sum("without its progress bar" in n for n in plan.notes) == 2
+    assert "tqdm" not in plan.source().split("\n\n# ", 1)[1]  # the loops' variants
+    got, want = np.zeros(40), np.zeros(40)
+    assert plan.compile()(x[:40], got) == pytest.approx(with_progress(x[:40], want))
+    np.testing.assert_array_equal(got, want)
+    tree = ast.parse(textwrap.dedent("""
+        def f(x):
+            for i in tqdm(range(3)):
+                pass
+            for i in trange(2, 9, 2):
+                pass
+            for i in enumerate(x):
+                pass
+        """)).body[0]
+    kinds = {"tqdm": "tqdm", "trange": "trange"}
+    loops = progress_bars(tree.body, lambda f: kinds.get(getattr(f, "id", ""), ""))
+    assert [lp.lineno for lp in loops] == [3, 5]

@@ -35,10 +35,11 @@ from __future__ import annotations
 
 import ast
 import copy
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
-__all__ = ["Segment", "block_at", "find_segments", "segment_def", "with_records", "with_calls"]
+__all__ = ["Segment", "block_at", "find_segments", "progress_bars", "segment_def", "with_records",
+           "with_calls"]
 
 #: constructs a segment cannot hold: they leave the loop (return), make the function
 #: something else (yield, await), bind names in other scopes (global, nonlocal, nested
@@ -356,11 +357,35 @@ def _live_after(tree: ast.FunctionDef, path: tuple[tuple[int, str], ...], at: in
     return _live(block_at(tree, path)[at + 1:], after)
 
 
-def segment_def(tree: ast.FunctionDef, seg: Segment, name: str, params: list[str]) -> str:
+def progress_bars(stmts: Iterable[ast.stmt], kind: Callable[[ast.expr], str]
+                  ) -> list[ast.For]:
+    """The ``for`` loops among ``stmts`` (at any depth) whose iterable is a progress bar:
+    ``kind(call.func)`` is ``"tqdm"`` (``tqdm(it, …)``: iterates ``it``) or ``"trange"``
+    (``trange(a, b, …)``: iterates ``range(a, b, …)``)."""
+    return [n for s in stmts for n in ast.walk(s)
+            if isinstance(n, ast.For) and isinstance(n.iter, ast.Call) and n.iter.args
+            and not any(isinstance(a, ast.Starred) for a in n.iter.args)
+            and kind(n.iter.func) in ("tqdm", "trange")]
+
+
+def _drop_progress(stmts: list[ast.stmt], kind: Callable[[ast.expr], str]) -> None:
+    """Each progress bar of :func:`progress_bars` replaced, in place, by what it iterates."""
+    for loop in progress_bars(stmts, kind):
+        call = loop.iter
+        assert isinstance(call, ast.Call)
+        loop.iter = (call.args[0] if kind(call.func) == "tqdm"
+                     else ast.Call(ast.Name("range", ast.Load()), call.args[:3], []))
+
+
+def segment_def(tree: ast.FunctionDef, seg: Segment, name: str, params: list[str],
+                progress: Callable[[ast.expr], str] | None = None) -> str:
     """Source of ``def name(*params): <the segment>; return (*live_out,)`` (no return
-    statement when nothing is live out)."""
+    statement when nothing is live out); with ``progress`` (see :func:`progress_bars`),
+    its progress bars replaced by what they iterate."""
     block = block_at(tree, seg.path)
     body = [copy.deepcopy(block[m]) for m in seg.members]
+    if progress is not None:
+        _drop_progress(body, progress)
     if seg.live_out:
         body.append(ast.Return(ast.Tuple([ast.Name(n, ast.Load()) for n in seg.live_out],
                                          ast.Load())))

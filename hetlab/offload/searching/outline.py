@@ -41,7 +41,15 @@ import numpy as np
 
 from ...errors import HetlabError, InvalidInputError
 from ..analysis.report import Report
-from ..front.outline import Segment, block_at, find_segments, segment_def, with_calls, with_records
+from ..front.outline import (
+    Segment,
+    block_at,
+    find_segments,
+    progress_bars,
+    segment_def,
+    with_calls,
+    with_records,
+)
 from ..front.source import FunctionSource, parse_def, source_of_text
 from ..runtime.guard import array_leaves, overlap
 from ..runtime.measure import confirm_times, copy_args, measure
@@ -108,6 +116,28 @@ def _define(tree: ast.FunctionDef, src: FunctionSource, extra: dict[str, Any],
     if isinstance(src.original, types.MethodType):
         return types.MethodType(made, src.original.__self__)
     return made
+
+
+def _progress_kind(namespace: dict[str, Any]) -> Callable[[ast.expr], str]:
+    """What a called name is among tqdm's progress bars (``"tqdm"``: a class iterating its
+    first argument; ``"trange"``: ``tqdm(range(…))``; ``""``: something else), resolved in
+    ``namespace``."""
+    def resolve(node: ast.expr) -> Any:
+        if isinstance(node, ast.Name):
+            return namespace.get(node.id)
+        if isinstance(node, ast.Attribute):
+            return getattr(resolve(node.value), node.attr, None)
+        return None
+
+    def kind(func: ast.expr) -> str:
+        value = resolve(func)
+        if not (getattr(value, "__module__", None) or "").startswith("tqdm"):
+            return ""
+        if getattr(value, "__name__", "") == "trange":
+            return "trange"
+        return "tqdm" if isinstance(value, type) else ""
+
+    return kind
 
 
 def _is_code(value: Any) -> bool:
@@ -281,7 +311,10 @@ def outline(report: Report, args: tuple, expected: tuple, reason: str, as_writte
     plan.confirmed = {(): after}
     plan.notes = [f"runs as written: {reason}",
                   *(f"loop at line {o.line} outlined into {o.name}: {o.plan.summary()}"
-                    .splitlines()[0] for o in loops), *notes]
+                    .splitlines()[0] for o in loops),
+                  *(f"loop at line {o.line} outlined without its progress bar at line "
+                    f"{', '.join(map(str, o.progress_dropped))} (the compiled loop iterates "
+                    "what the bar wrapped)" for o in loops if o.progress_dropped), *notes]
     return Outlining(plan, notes)
 
 
@@ -304,7 +337,8 @@ def _outline_one(src: FunctionSource, tree: ast.FunctionDef, seg: Segment,
     inputs = [n for n in seg.reads if n in entry and not _is_code(entry[n])]
     seen = {**src.namespace, **{n: v for n, v in entry.items() if _is_code(v)}}
     name = f"{src.name}_loop{at}"
-    text = segment_def(tree, seg, name, inputs)
+    bars = _progress_kind(seen)
+    text = segment_def(tree, seg, name, inputs, progress=bars)
     python: dict[str, Any] = dict(seen)
     exec(compile(text, f"<hetlab.offload outlined {name}>", "exec"), python)
     block = block_at(tree, seg.path)
@@ -322,5 +356,8 @@ def _outline_one(src: FunctionSource, tree: ast.FunctionDef, seg: Segment,
         return (f"its compiled call takes {timed.time_s * 1e6:.3g} µs with its overheads, the "
                 f"loop {python_s * 1e6:.3g} µs in Python")
     node = block[seg.loop]
+    dropped = [src.first_line + b.lineno - 1
+               for b in progress_bars([block[m] for m in seg.members], bars)]
     return (call, inputs,
-            OutlinedLoop(at, src.first_line + (node.end_lineno or node.lineno) - 1, name, plan))
+            OutlinedLoop(at, src.first_line + (node.end_lineno or node.lineno) - 1, name, plan,
+                         tuple(dropped)))

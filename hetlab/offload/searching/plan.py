@@ -32,6 +32,8 @@ class OutlinedLoop:
     end_line: int
     name: str
     plan: Plan
+    #: lines of the tqdm progress bars its loops iterated, dropped in the compiled function
+    progress_dropped: tuple[int, ...] = ()
 
     def holds(self, line: int) -> bool:
         """Whether the file line ``line`` is inside the outlined loop."""
