@@ -7,7 +7,8 @@ that is not inside another loop (so it runs at most once per call), inside the f
 body or an ``if``/``with`` block of it (never a ``try``: numba raises other exceptions than
 Python, e.g. none for an index out of range), together with the plain assignments before it
 that set up the names it reads (``s = 0.0``, ``i = 0`` before a ``while``, ``out =
-np.empty(n)``).
+np.empty(n)``). The loops in the body of a loop that cannot be outlined itself (a ``print``
+of each epoch in it) are segments too, found on request (``find_segments(tree, under=…)``).
 
 Moving an earlier assignment into the segment reorders it past the statements between the
 two; that is done only for an assignment of a *pure* expression (constants, names,
@@ -100,12 +101,11 @@ class Segment:
 
 class _Names(ast.NodeVisitor):
     """Names read and bound by some statements, in source order; a comprehension's own
-    variables are its own. ``deep``: also names read inside nested functions and lambdas."""
+    variables are its own; names read inside nested functions and lambdas count as read."""
 
-    def __init__(self, deep: bool = True) -> None:
+    def __init__(self) -> None:
         self.loads: dict[str, None] = {}
         self.stores: dict[str, None] = {}
-        self.deep = deep
 
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Load):
@@ -119,7 +119,7 @@ class _Names(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _comprehension(self, node: ast.AST) -> None:
-        inner = _Names(self.deep)
+        inner = _Names()
         inner.generic_visit(node)
         own = {n.id for g in node.generators for n in ast.walk(g.target)  # type: ignore[attr-defined]
                if isinstance(n, ast.Name)}
@@ -130,11 +130,10 @@ class _Names(ast.NodeVisitor):
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
 
     def _nested(self, node: ast.AST) -> None:
-        if self.deep:  # a closure reads the enclosing function's names
-            inner = _Names(True)
-            inner.generic_visit(node)
-            for n in inner.loads:
-                self.loads.setdefault(n)
+        inner = _Names()  # a closure reads the enclosing function's names
+        inner.generic_visit(node)
+        for n in inner.loads:
+            self.loads.setdefault(n)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             self.stores.setdefault(node.name)
 
