@@ -18,6 +18,7 @@ from tqdm import tqdm
 
 from hetlab import offload
 from hetlab.offload.front.outline import find_segments, progress_bars, segment_def, with_calls
+from tests.offload_corpus import outlining as corpus
 
 QUICK = dict(budget=4, progress=False)
 
@@ -292,35 +293,18 @@ def test_loops_inside_a_loop_that_stays_python():
     assert _data(second) == ("x", "w")
 
 
-def fit(X, y, epochs, lr):
-    w = np.zeros(X.shape[1])
-    history = []
-    for epoch in range(epochs):
-        grad = np.zeros(X.shape[1])
-        loss = 0.0
-        for i in range(X.shape[0]):
-            r = -y[i]
-            for j in range(X.shape[1]):
-                r += X[i, j] * w[j]
-            loss += r * r
-            for j in range(X.shape[1]):
-                grad[j] += r * X[i, j]
-        for j in range(X.shape[1]):
-            w[j] -= lr * grad[j] / X.shape[0]
-        history.append(loss)
-        print(f"epoch {epoch}: loss {loss:.4f}")
-    return w, history
-
-
 def test_a_training_loop_that_prints_each_epoch(capsys):
+    """The corpus's gradient-descent fit: its epoch loop (with the print) stays Python, the
+    loops of each epoch are compiled."""
+    fit = corpus.fit_line_verbose
     rng = np.random.default_rng(6)
     X = rng.random((400, 6))
     y = X @ rng.random(6)
     plan = offload.search(fit, (X, y, 3, 0.5), **QUICK)
     line = fit.__code__.co_firstlineno
-    assert [o.line for o in plan.outlined] == [line + 6, line + 13], plan.summary()
+    assert [o.line for o in plan.outlined] == [line + 7, line + 14], plan.summary()
     assert plan.table().destination.L1 == "host (as written)"
-    assert plan.destinations()["numba"].str.startswith("outlined into fit_loop").all()
+    assert plan.destinations()["numba"].str.startswith("outlined into fit_line_verbose").all()
     capsys.readouterr()
     w, hist = plan.compile()(X, y, 4, 0.5)
     printed = capsys.readouterr().out
