@@ -404,3 +404,22 @@ def test_progress_bars_of_outlined_loops_are_dropped():
     kinds = {"tqdm": "tqdm", "trange": "trange"}
     loops = progress_bars(tree.body, lambda f: kinds.get(getattr(f, "id", ""), ""))
     assert [lp.lineno for lp in loops] == [3, 5]
+
+
+def test_bad_outline_option_and_a_failing_outlining(monkeypatch):
+    """``outline`` must be a bool; an error inside outlining leaves the function as written,
+    with a note (the search does not fail for an optimization)."""
+    from hetlab.errors import InvalidInputError
+    from hetlab.offload.searching import driver
+
+    x = np.random.default_rng(10).random(2_000)
+    with pytest.raises(InvalidInputError, match="outline must be True or False"):
+        offload.search(print_sum, (x,), outline="yes", **QUICK)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(driver, "outline_loops", broken)
+    plan = offload.search(print_sum, (x,), **QUICK)
+    assert plan.fallback and not plan.outlined
+    assert any("outlining failed: RuntimeError: a bug" in n for n in plan.notes), plan.notes

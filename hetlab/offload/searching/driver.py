@@ -33,6 +33,7 @@ from .load import load_record, logger, watch
 from .model import StaticModel
 from .numeric import keep_numeric_reductions
 from .options import FpgaOptions, GAOptions, MeasureOptions, choose_plan, split_legacy
+from .outline import Outlining
 from .outline import outline as outline_loops
 from .plan import Plan
 
@@ -233,6 +234,9 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
     wanted = [t for t in order if id(t) in chosen]
     if not isinstance(budget, int) or budget < 1:
         raise InvalidInputError(f"offload.search: budget must be a positive int; got {budget!r}.")
+    if not isinstance(outline, bool):
+        raise InvalidInputError(f"offload.search: outline must be True or False; got "
+                                f"{outline!r}.")
     repeats, warmup, exhaustive = measure.repeats, measure.warmup, ga.exhaustive
 
     def one_loop(source: FunctionSource, loop_args: tuple) -> Plan:  # an outlined loop
@@ -251,9 +255,14 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
                                warmup=warmup, target=wanted[0].name,
                                timed=not _OUTLINED_LOOP.get())
         if outline:
-            tried = outline_loops(report, args, expected, reason, plan.time_s,
-                                  search_loop=one_loop, repeats=repeats, warmup=warmup,
-                                  noise=NOISE, target=wanted[0].name)
+            try:
+                tried = outline_loops(report, args, expected, reason, plan.time_s,
+                                      search_loop=one_loop, repeats=repeats, warmup=warmup,
+                                      noise=NOISE, target=wanted[0].name)
+            except Exception as exc:  # an optimization: the function still runs as written
+                logger.warning("offload.search(%s): outlining failed (%s)", report.name,
+                               codegen_failure(exc))
+                tried = Outlining(None, [f"outlining failed: {codegen_failure(exc)}"])
             plan = tried.plan or plan
             if tried.plan is None:
                 plan.notes.extend(tried.notes)
