@@ -141,6 +141,18 @@ def run(fn, args) -> list:
     return [ret, *args[1:]]
 
 
+def references(fn, seed: int, sizes) -> dict[int, tuple[list, list]]:
+    """Per size on which Python does not raise: the inputs and Python's outputs."""
+    refs = {}
+    for n in sizes:
+        args = inputs(n, seed * 1000 + n)
+        try:
+            refs[n] = (args, run(fn, args))
+        except Exception:
+            continue
+    return refs
+
+
 def _nested(report, a: str, b: str) -> bool:
     """Whether loop ``b`` lies inside ``a`` or ``a`` inside ``b``."""
     def ancestors(key: str) -> set[int]:
@@ -177,13 +189,7 @@ def check(prog: Program, seed: int, sizes=SIZES, search: bool = False,
     st = Stats(kernels=1)
     src = prog.source()
     fn = load(prog)
-    refs = {}
-    for n in sizes:
-        args = inputs(n, seed * 1000 + n)
-        try:
-            refs[n] = (args, run(fn, args))
-        except Exception:
-            continue
+    refs = references(fn, seed, sizes)
     if not refs:
         st.no_valid_size = 1
         return st

@@ -89,9 +89,10 @@ def _render(nodes: list, depth: int, out: list[str]) -> None:
                 _render(nd.orelse, depth + 1, out)
 
 
-def load(prog: Program, tag: str = "offload-fuzz"):
-    """Exec the program's source under a ``linecache`` entry (``inspect.getsource`` works)."""
-    src = prog.source()
+def load(prog: Program, tag: str = "offload-fuzz", src: str | None = None):
+    """Exec the program's source (or ``src``, another text of it) under a ``linecache`` entry
+    (``inspect.getsource`` works)."""
+    src = prog.source() if src is None else src
     fname = f"<{tag}-{prog.name}>"
     linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
     import numpy as np

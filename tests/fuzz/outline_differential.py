@@ -15,18 +15,15 @@ from __future__ import annotations
 
 import argparse
 import copy
-import linecache
 import random
 import sys
 import time
 import traceback
 import warnings
 
-import numpy as np
-
 from hetlab import offload
-from tests.fuzz.offload_differential import compare, run
-from tests.fuzz.offload_programs import generate, inputs
+from tests.fuzz.offload_differential import compare, references, run
+from tests.fuzz.offload_programs import generate, load
 
 BREAKER = '_note = f"{n:d}"'
 
@@ -43,28 +40,13 @@ def broken_source(source: str, rnd: random.Random, count: int = 2) -> str:
     return "\n".join(lines) + "\n"
 
 
-def load_text(name: str, source: str):
-    """Exec ``source`` under a ``linecache`` entry (``inspect.getsource`` works)."""
-    fname = f"<outline-fuzz-{name}>"
-    linecache.cache[fname] = (len(source), None, source.splitlines(True), fname)
-    ns: dict = {"np": np}
-    exec(compile(source, fname, "exec"), ns)
-    return ns[name]
-
-
 def check(seed: int, sizes=(2, 17, 40)) -> tuple[str, int, str]:
     """One kernel: ``(finding or "", loops outlined, source)``; "skip" when Python raises
     on every size."""
     prog = generate(seed)
     source = broken_source(prog.source(), random.Random(seed))
-    fn = load_text(prog.name, source)
-    refs = {}
-    for n in sizes:
-        args = inputs(n, seed * 1000 + n)
-        try:
-            refs[n] = (args, run(fn, args))
-        except Exception:
-            continue
+    fn = load(prog, "outline-fuzz", source)
+    refs = references(fn, seed, sizes)
     if len(refs) < 2:
         return "skip", 0, source
     *others, n0 = sorted(refs)  # searched on the largest size, checked on the others

@@ -182,24 +182,23 @@ def _prefix(block: list[ast.stmt], at: int) -> list[int]:
     between_stores: set[str] = set()
     for j in range(at - 1, max(at - 1 - _PREFIX_REACH, -1), -1):
         stmt = block[j]
+        names = _names([stmt])
         bound = _assigned_names(stmt)
         value = getattr(stmt, "value", None)
         # it may not read what it or a later one binds (``x = np.asarray(x)``, ``s *= 2``):
         # the inputs are recorded when the loop is reached, after those bindings
         usable = (bound is not None and value is not None and bool(reads & set(bound))
                   and _has([value], _NOT_IN_PREFIX) is None
-                  and not set(_names([stmt]).loads) & (set(bound) | bound_after))
+                  and not set(names.loads) & (set(bound) | bound_after))
         if usable and (between_loads or between_stores):  # moved past other statements
-            names = _names([stmt])
             usable = (all(isinstance(n, _PURE) for n in ast.walk(value))
                       and not set(names.stores) & (between_loads | between_stores)
                       and not set(names.loads) & between_stores)
         if usable:
             members.insert(0, j)
-            reads |= set(_names([stmt]).loads)
+            reads |= set(names.loads)
             bound_after |= set(bound or ())
         else:
-            names = _names([stmt])
             between_loads |= set(names.loads)
             between_stores |= set(names.stores)
     return members

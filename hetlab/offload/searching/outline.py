@@ -335,6 +335,7 @@ def _outline_one(src: FunctionSource, tree: ast.FunctionDef, seg: Segment,
         return f"{', '.join(unbound)} may be unbound after it (bound in the loop only)"
     at = src.first_line + seg.line - 1
     inputs = [n for n in seg.reads if n in entry and not _is_code(entry[n])]
+    values = tuple(entry[n] for n in inputs)
     seen = {**src.namespace, **{n: v for n, v in entry.items() if _is_code(v)}}
     name = f"{src.name}_loop{at}"
     bars = _progress_kind(seen)
@@ -344,14 +345,13 @@ def _outline_one(src: FunctionSource, tree: ast.FunctionDef, seg: Segment,
     block = block_at(tree, seg.path)
     start = src.first_line + block[seg.members[0]].lineno - 1  # the def one line above
     try:
-        plan = search_loop(source_of_text(python[name], text, seen, start - 1),
-                           tuple(entry[n] for n in inputs))
+        plan = search_loop(source_of_text(python[name], text, seen, start - 1), values)
     except (InvalidInputError, HetlabError) as exc:
         return str(exc).splitlines()[0][:200]
     if plan.fallback:
         return plan.fallback
     call = _falls_back(plan.compile(on_alias="serial"), python[name], name)
-    timed = measure(call, tuple(entry[n] for n in inputs), None, repeats=5, warmup=1)
+    timed = measure(call, values, None, repeats=5, warmup=1)
     if not timed.time_s < python_s * (1 - noise):
         return (f"its compiled call takes {timed.time_s * 1e6:.3g} µs with its overheads, the "
                 f"loop {python_s * 1e6:.3g} µs in Python")
