@@ -4,7 +4,8 @@ target), and the plan against the plain function under serial ``numba.njit`` (in
 rounds, ``confirm_times``), with the plan checked against the serial njit at that size.
 
     PYTHONPATH=. python benchmarks/offload_probe.py [--probe2 | --probe3 | --probe4 | --probe5 |
-                                                     --probe6 | --probe7] [--only a,b]
+                                                     --probe6 | --probe7 | --probe8]
+                                                    [--only a,b]
                                                     [--budget N] [--scale F]
 
 ``--probe2``: the second probe (tests/offload_corpus/heldout_probe2.py: the same computations
@@ -37,6 +38,11 @@ gathers and scatters, chained ``A[i][j]``, row views, builtin ``sum``, ``round``
 transposes — and novice Python: module tables and lambdas, recursion, lists, a dict, ``try``,
 ``print``, int32/float32 accumulators, views of one buffer) with its answer keys, the same table
 as ``--probe4``; a kernel whose arguments alias is searched and run on copies.
+
+``--probe8``: the eighth probe (tests/offload_corpus/heldout_probe8.py: flat buffers and named
+indices — ``C[i * n + j]``, padded images, a flattened volume, ``base = i * n`` and
+``idx = i * n + j`` named first, a leading dimension, rows overlapping by one element) with its
+answer keys, the same table as ``--probe4``.
 
 Figures from a shared, busy machine are only indicative (the first three probes have no answer
 key: they measure generality, not tuning).
@@ -176,13 +182,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="the fourth probe (heldout_probe4.py) with its answer keys timed")
     ap.add_argument("--probe5", action="store_true",
                     help="the fifth probe (heldout_probe5.py) with its answer keys timed")
-    for k, nth in ((6, "sixth"), (7, "seventh")):
+    for k, nth in ((6, "sixth"), (7, "seventh"), (8, "eighth")):
         ap.add_argument(f"--probe{k}", action="store_true",
                         help=f"the {nth} probe (heldout_probe{k}.py) with its answer keys timed")
     a = ap.parse_args(argv)
-    keyed = {4: a.probe4, 5: a.probe5, 6: a.probe6, 7: a.probe7}
+    keyed = {4: a.probe4, 5: a.probe5, 6: a.probe6, 7: a.probe7, 8: a.probe8}
     if a.probe2 + a.probe3 + sum(keyed.values()) > 1:
-        ap.error("--probe2 … --probe7 are exclusive")
+        ap.error("--probe2 … --probe8 are exclusive")
     if any(keyed.values()):
         import importlib
 

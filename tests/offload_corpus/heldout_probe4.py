@@ -592,8 +592,8 @@ PROBES: dict[str, Probe4] = {
     "kron_product": Probe4(kron_product,
                            lambda g, n: (g.random((n, n + 1)), g.random((3, 2)),
                                          np.zeros((3 * n, 2 * (n + 1)))),
-                           limits={lp: "i * p + k: a product of two names is no affine "
-                                       "subscript" for lp in ("L1", "L2", "L3", "L4")},
+                           # ``i * p + k`` with k in range(p): digits (i, k), radix p
+                           parallel=("L1", "L2", "L3", "L4"),
                            key=keys.kron_product, sizes=(1, 2, 7), moderate=120),
     "covariance_meandiv": Probe4(covariance_meandiv,
                                  lambda g, n: (g.random((n + 3, n)), np.zeros((n, n))),

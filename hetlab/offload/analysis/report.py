@@ -14,6 +14,7 @@ from ..front.loops import SAFE_BUILTINS, Loop, LoopTree, build_tree
 from ..front.source import FunctionSource, read_function
 from .aliases import AliasInfo, alias_info
 from .blocks import Block, find_blocks
+from .delinear import delinearized
 from .deps import Dependence, carried_dependences, unmodelable_subscripts
 from .elements import read_only_elements
 from .parhelp import install
@@ -312,6 +313,7 @@ def _analyze_loop(loop: Loop, loops: list[Loop], tree: LoopTree,
     private -= {p for p in private  # views are not private copies
                 if not aliases.is_fresh(p) and p not in bound_first}
     accesses, wrap_why = unmodelable_subscripts(loop, loops, tree.accesses, written, nonneg)
+    accesses = delinearized(loop, loops, accesses, written, nonneg)
     deps = carried_dependences(loop, loops, accesses, written, private)
     rep.dependences = deps
     # an array allocated afresh in each iteration before it is read (private) is read whole

@@ -19,6 +19,7 @@ from .affine import Affine, to_affine
 from .calls import FRESH_METHODS, hidden_write, imported_function, np_call_chain
 from .floordiv import DivForm, to_divform
 from .helpers import pure_helper
+from .strided import Strided, to_strided
 
 __all__ = ["Access", "Loop", "LoopTree", "build_tree", "SAFE_BUILTINS"]
 
@@ -46,6 +47,8 @@ class Access:
     line: int
     #: the subscripts with ``//`` and ``%`` by constants modelled (:mod:`.floordiv`)
     divs: tuple[DivForm | None, ...] = ()
+    #: the subscripts that are linearized indices, read as digits (:mod:`.strided`)
+    strided: tuple[Strided | None, ...] = ()
 
 
 @dataclass
@@ -202,8 +205,11 @@ class _Walker:
             name, subs = ast.unparse(base), tuple(None for _ in idx)
         divs = tuple(None if isinstance(i, ast.Slice) or not isinstance(base, ast.Name)
                      else to_divform(i) for i in idx)
+        loop_vars = {self.loops[li].var for li in self.stack}
+        strided = tuple(None if isinstance(i, ast.Slice) or not isinstance(base, ast.Name)
+                        else to_strided(i, loop_vars) for i in idx)
         self.accesses.append(Access(name, subs, write, tuple(self.stack), ast.unparse(node),
-                                    self.line(node), divs))
+                                    self.line(node), divs, strided))
         for i in idx:
             self.expr(i)
 

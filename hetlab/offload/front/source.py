@@ -13,6 +13,7 @@ from typing import Any
 from ...errors import InvalidInputError
 from .extrema import fold_extrema
 from .genexprs import sums_as_loops
+from .indices import substitute_indices
 from .induction import substitute_counters
 from .iterables import range_for_iterables
 from .views import substitute_views
@@ -129,6 +130,7 @@ def source_of_text(fn: Callable[..., Any], text: str, namespace: dict[str, Any],
     range_for_iterables(tree, namespace)  # ``for i, v in enumerate(x)`` → range (.iterables)
     substitute_counters(tree, namespace)  # ``k += 1`` in step with the loop → i (.induction)
     substitute_views(tree)  # ``row = A[i]; row[j] = …`` → ``A[i, j] = …`` (.views)
+    substitute_indices(tree)  # ``idx = i * n + j; out[idx]`` → ``out[i * n + j]`` (.indices)
     refusals = whole_function_refusals(tree, first, bound=original is not None)
     return FunctionSource(fn, fn.__name__, text, tree, namespace, first, refusals, original)
 
