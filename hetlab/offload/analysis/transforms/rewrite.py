@@ -5,7 +5,8 @@ with the header when loops are interchanged); :func:`apply_transforms` then dist
 permutes the bands of :class:`~.plan.Interchange`, runs the chosen privatized loops over chunks
 (``prange`` over one chunk per thread, a private copy of each array per chunk, the copies summed
 or the last one copied back after), and replaces repeated or loop-invariant array reads in
-innermost loops by scalars. It returns one line per transformation made, which the generated
+innermost loops by scalars (the element the previous iteration wrote, too: :mod:`.carry`).
+It returns one line per transformation made, which the generated
 source carries as comments.
 
 Why chunks for array reductions: a ``(chunks, *y.shape)`` buffer indexed by the chunk id keeps
@@ -23,6 +24,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ...front.walk import range_call_args
+from .carry import carry_previous
 from .peel import peel
 from .plan import Interchange, Transforms
 from .privatize import Privatization
@@ -398,11 +400,16 @@ def apply_transforms(func: ast.FunctionDef, xf: Transforms, aliases: AliasInfo, 
             _splice(func, node, _chunked(node, xf.private[key]))
             notes += [str(p) for p in xf.private[key]]
     if fixed:
-        counter = [0]
+        counter, carried = [0], [0]
         for node in list(_fors(func.body)):
             key = loop_id(node)
             if key is None or key in skip or any(isinstance(s, ast.For) for s in node.body):
                 continue
+            holder = container(func.body, node)
+            if holder is not None:
+                line = carry_previous(func, node, holder, carried, key)
+                if line is not None:
+                    notes.append(line)
             line = _scalar_replace(func, node, aliases, counter)
             if line is not None:
                 notes.append(line)
