@@ -155,6 +155,11 @@ def k(x):
         x[j] = x[j - 1] + 1.0
         j = j + 1
 ''',
+    "an atom reading the loop variable": '''
+def k(x):
+    for j in range(1, x.shape[0]):
+        x[j // 2] = x[(j - 1) // 2] + 1.0
+''',
     "a subscript reading a name the body stores": '''
 def k(x, idx):
     for j in range(1, x.shape[0]):

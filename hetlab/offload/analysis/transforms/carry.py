@@ -40,22 +40,25 @@ from .statements import is_prange
 __all__ = ["carry_previous"]
 
 Poly = dict[tuple[str, ...], int]
+#: calls a range bound may make (evaluated twice: in the guard and in the range)
+_PURE = frozenset({"len", "min", "max", "int", "abs"})
 
 
-def _poly(node: ast.AST) -> Poly | None:
+def _poly(node: ast.AST, fixed: frozenset[str] = frozenset()) -> Poly | None:
     """``node`` as a polynomial with integer coefficients over names (other expressions that
-    read no subscript are atoms by their text); None when that is not possible."""
+    read no subscript and none of the names in ``fixed`` are atoms by their text); None when
+    that is not possible."""
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return {(): node.value} if node.value else {}
     if isinstance(node, ast.Name):
         return {(node.id,): 1}
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        inner = _poly(node.operand)
+        inner = _poly(node.operand, fixed)
         if inner is None:
             return None
         return {k: -c for k, c in inner.items()} if isinstance(node.op, ast.USub) else inner
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
-        left, right = _poly(node.left), _poly(node.right)
+        left, right = _poly(node.left, fixed), _poly(node.right, fixed)
         if left is None or right is None:
             return None
         if isinstance(node.op, ast.Mult):
@@ -63,10 +66,10 @@ def _poly(node: ast.AST) -> Poly | None:
         sign = -1 if isinstance(node.op, ast.Sub) else 1
         return _add(left, {k: sign * c for k, c in right.items()})
     if isinstance(node, (ast.Attribute, ast.Subscript, ast.Call, ast.BinOp)) and not any(
-            isinstance(n, ast.Subscript) and not isinstance(n.value, ast.Attribute)
-            for n in ast.walk(node)):
+            (isinstance(n, ast.Subscript) and not isinstance(n.value, ast.Attribute))
+            or (isinstance(n, ast.Name) and n.id in fixed) for n in ast.walk(node)):
         return {(f"⟨{ast.unparse(node)}⟩",): 1}  # ``A.shape[1]``, ``n // 2``: one atom
-    return None
+    return None  # an atom reading the loop variable (``j // 2``) would not shift with it
 
 
 def _add(a: Poly, b: Poly) -> Poly:
@@ -101,12 +104,12 @@ def _index(sub: ast.Subscript) -> list[ast.AST]:
     return list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
 
 
-def _polys(sub: ast.Subscript) -> list[Poly] | None:
+def _polys(sub: ast.Subscript, fixed: frozenset[str]) -> list[Poly] | None:
     out = []
     for part in _index(sub):
         if isinstance(part, ast.Slice):
             return None
-        p = _poly(part)
+        p = _poly(part, fixed)
         if p is None:
             return None
         out.append(p)
@@ -125,6 +128,9 @@ def _range(node: ast.For) -> tuple[str, str, int] | None:
             and it.func.id == "range" and 1 <= len(it.args) <= 3 and not it.keywords):
         return None
     a = it.args
+    if any(isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in _PURE)
+           for x in a for n in ast.walk(x)):
+        return None  # evaluated again by the read before the loop: no call with effects
     lo = ast.unparse(a[0]) if len(a) > 1 else "0"
     hi = ast.unparse(a[1] if len(a) > 1 else a[0])
     st = 1
@@ -181,24 +187,38 @@ def _stores_of(body: list[ast.stmt], array: str) -> list[ast.Subscript] | None:
     return out
 
 
-def _matching(node: ast.AST, array: str, prev: list[Poly]) -> list[ast.Subscript]:
+def _matching(node: ast.AST, array: str, prev: list[Poly], fixed: frozenset[str]
+              ) -> list[ast.Subscript]:
+    """Reads of ``array[prev]`` in ``node``. ``fixed``: the loop variable and the names the
+    body stores; a read whose subscript holds one in an atom (``j // 2``) or reads a stored
+    name is not one (it stays a load: the read before the loop could not evaluate it)."""
     return [n for n in ast.walk(node)
             if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load)
-            and isinstance(n.value, ast.Name) and n.value.id == array and _polys(n) == prev]
+            and isinstance(n.value, ast.Name) and n.value.id == array
+            and _polys(n, fixed) == prev and not (_names(n.slice) & fixed - set(_keys(prev)))]
 
 
-def _before_stores(stmts: list[ast.stmt], array: str, prev: list[Poly],
+def _keys(polys: list[Poly]) -> set[str]:
+    """The plain names the polynomials ``polys`` read."""
+    return {name for p in polys for k in p for name in k if not name.startswith("⟨")}
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _before_stores(stmts: list[ast.stmt], array: str, prev: list[Poly], fixed: frozenset[str],
                    stored: bool, found: list[ast.Subscript]) -> tuple[bool, bool]:
     """Walk ``stmts`` in order: ``(ok, stored after)``; ``ok`` is False when a read of the
     previous element may run after a store into ``array`` in the same iteration."""
     for s in stmts:
         if isinstance(s, ast.If):
-            reads = _matching(s.test, array, prev)
+            reads = _matching(s.test, array, prev, fixed)
             if reads and stored:
                 return False, stored
             found += reads
-            ok_b, st_b = _before_stores(s.body, array, prev, stored, found)
-            ok_e, st_e = _before_stores(s.orelse, array, prev, stored, found)
+            ok_b, st_b = _before_stores(s.body, array, prev, fixed, stored, found)
+            ok_e, st_e = _before_stores(s.orelse, array, prev, fixed, stored, found)
             if not (ok_b and ok_e):
                 return False, stored
             stored = st_b or st_e
@@ -207,7 +227,8 @@ def _before_stores(stmts: list[ast.stmt], array: str, prev: list[Poly],
             s.targets[0] if isinstance(s, ast.Assign) and len(s.targets) == 1 else None)
         writes = isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
             and target.value.id == array
-        reads = _matching(s.value if writes else s, array, prev)  # type: ignore[attr-defined]
+        reads = _matching(s.value if writes else s, array, prev,  # type: ignore[attr-defined]
+                          fixed)
         if reads and stored:
             return False, stored
         found += reads
@@ -226,15 +247,16 @@ def _candidate(node: ast.For, array: str, var: str, st: int, stored: set[str]
     targets = _stores_of(node.body, array)
     if not targets:
         return None
-    here = _polys(targets[0])
-    if here is None or any(_polys(t) != here for t in targets[1:]):
+    fixed = frozenset(stored)  # the loop variable and every name the body stores
+    here = _polys(targets[0], fixed)
+    if here is None or any(_polys(t, fixed) != here for t in targets[1:]):
         return None
-    names = {n.id for n in ast.walk(targets[0].slice) if isinstance(n, ast.Name)}
+    names = _names(targets[0].slice)
     if array in names or var not in names or names & (stored - {var}):
         return None
     prev = [_shift(p, var, -st) for p in here]
     reads: list[ast.Subscript] = []
-    ok, _ = _before_stores(node.body, array, prev, False, reads)
+    ok, _ = _before_stores(node.body, array, prev, fixed, False, reads)
     plain = {id(n) for b in node.body if not isinstance(b, ast.If)
              for n in _unconditional(b)}
     if not ok or not reads or not any(id(r) in plain for r in reads):
