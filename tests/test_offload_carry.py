@@ -9,6 +9,7 @@ variable are left alone."""
 from __future__ import annotations
 
 import ast
+import random
 
 import numpy as np
 import pytest
@@ -191,3 +192,68 @@ def test_left_alone_variants_still_agree(why):
     variant.compile()(*got)
     for w, g in zip(want, got, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
+# -- random recurrences: every rewritten loop gives Python's result ---------------------------
+def _random_recurrence(rng: random.Random) -> str:
+    st = rng.choice((1, 1, 2, -1))
+    if st > 0:
+        head = f"range({rng.choice((0, 1, 2))}, x.shape[0] - 1, {st})"
+    else:
+        head = rng.choice(("range(x.shape[0] - 2, -1, -1)", "range(x.shape[0] - 2, 0, -1)"))
+    s = rng.choice(("j", "j", "j + 1"))
+
+    def at(k: int) -> str:  # the element written k iterations later (k = -1: the previous)
+        return f"x[{s} + {k * st}]" if k else f"x[{s}]"
+
+    def expr() -> str:
+        parts = [rng.choice((at(-1), at(-1), at(0), at(1), at(-2), "a[j]", "t"))
+                 for _ in range(rng.choice((1, 2, 3)))]
+        return " + 0.5 * ".join(parts)
+
+    lines = ["t = 0.25"]
+    for _ in range(rng.choice((1, 2, 3))):
+        p = rng.random()
+        if p < 0.3:
+            lines.append(f"t = {expr()}")
+        elif p < 0.6:
+            lines.append(f"x[{s}] = {expr()}")
+        elif p < 0.8:
+            lines += ["if a[j] > 0.5:", f"    x[{s}] = {expr()}", "else:",
+                      f"    y[j] = {expr()}"]
+        else:
+            lines.append(f"y[j] = {expr()}")
+    if not any(line.lstrip().startswith(f"x[{s}] =") for line in lines):
+        lines.append(f"x[{s}] += {expr()}")
+    body = "".join(f"        {line}\n" for line in lines)
+    return f"def k(x, a, y):\n    for j in {head}:\n{body}"
+
+
+def test_random_recurrences_rewritten_give_the_plain_result():
+    from hetlab.offload.targets.numba import NumbaTarget
+
+    rng = random.Random(15)
+    rewritten = 0
+    for _ in range(160):
+        src = _random_recurrence(rng)
+        fn = load_source(src, prefix="carry-random")
+        variant = NumbaTarget().generate(offload.analyze(fn), (), transforms=True)
+        if "carried" not in variant.source:
+            continue
+        rewritten += 1
+        compiled = variant.compile()
+        for n in (0, 1, 2, 3, 9):
+            g = np.random.default_rng(n)
+            args = (g.random(n), g.random(n), np.zeros(n))
+            want = [a.copy() for a in args]
+            got = [a.copy() for a in args]
+            try:
+                fn(*want)
+            except IndexError:
+                continue
+            compiled(*got)
+            for w, v in zip(want, got, strict=True):
+                np.testing.assert_array_equal(v, w, err_msg=f"n={n}\n{src}\n{variant.source}")
+        if rewritten >= 40:
+            break
+    assert rewritten >= 40, rewritten
