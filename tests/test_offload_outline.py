@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import re
 import textwrap
 import time
 import warnings
@@ -181,7 +182,10 @@ def test_a_print_after_the_loop(capsys):
     printed = capsys.readouterr().out
     assert got == pytest.approx(print_sum(x), rel=1e-12)
     assert printed == capsys.readouterr().out
-    assert "__hl_loop1__(x)" in plan.source() and "print_sum_loop" in plan.summary()
+    # ``s = 0.0`` moved into the outlined loop, or the loop alone with ``s`` its input (tried
+    # when the first is not kept, e.g. its call did not measure faster: seen once in CI)
+    assert re.search(r"__hl_loop1__\(x(, s)?\)", plan.source()), plan.source()
+    assert "print_sum_loop" in plan.summary()
 
 
 def test_a_dict_result_two_loops_and_a_keyword_default():
