@@ -17,6 +17,8 @@ import pytest
 from hetlab import offload
 
 from ._source_modules import load_source
+from .offload_corpus.heldout_probe4 import kron_product
+from .test_offload_indices import _agrees
 
 SIZES = ((0, 0), (1, 1), (1, 3), (3, 1), (4, 5), (7, 6))
 
@@ -41,16 +43,6 @@ def flat_row_update(A, x):
     for i in range(m):
         for j in range(n):
             x[n * i + j] = x[n * i + j] * 0.5 + A[i, j]
-
-
-def kron_flat(A, B, K):
-    m, n = A.shape
-    p, q = B.shape
-    for i in range(m):
-        for j in range(n):
-            for k in range(p):
-                for l in range(q):  # noqa: E741
-                    K[i * p + k, j * q + l] = A[i, j] * B[k, l]
 
 
 def padded_laplacian(u, h, w, out):
@@ -88,7 +80,7 @@ POSITIVE = {
                        lambda r, m, n: (_mat(r, m, n), np.zeros(m * n))),
     "flat_row_update": (flat_row_update, ("L1", "L2"),
                         lambda r, m, n: (_mat(r, m, n), r.random(m * n))),
-    "kron_flat": (kron_flat, ("L1", "L2", "L3", "L4"),
+    "kron_flat": (kron_product, ("L1", "L2", "L3", "L4"),
                   lambda r, m, n: (_mat(r, m, n), _mat(r, n, m + 1),
                                    np.zeros((m * n, n * (m + 1))))),
     "padded_laplacian": (padded_laplacian, ("L1", "L2"),
@@ -147,16 +139,6 @@ NEGATIVE = {  # name: (function, the loop that must stay serial, a loop that may
 }
 
 
-def _agrees(fn, compiled, make) -> None:
-    for m, n in SIZES:
-        want = make(np.random.default_rng(m * 10 + n), m, n)
-        got = make(np.random.default_rng(m * 10 + n), m, n)
-        fn(*want)
-        compiled(*got)
-        for w, g in zip(want, got, strict=True):
-            np.testing.assert_allclose(g, w, rtol=1e-12, err_msg=f"m={m} n={n}")
-
-
 @pytest.mark.parametrize("name", sorted(POSITIVE))
 def test_linearized_subscripts_in_range_make_the_loops_parallel(name):
     fn, loops, _ = POSITIVE[name]
@@ -172,7 +154,7 @@ def test_the_prange_variant_gives_the_plain_result(name):
     fn, loops, make = POSITIVE[name]
     variant = offload.transform(offload.analyze(fn), [loops[0]])
     assert "prange" in variant.source
-    _agrees(fn, variant.compile(), make)
+    _agrees(fn, variant.compile(), make, SIZES)
 
 
 @pytest.mark.parametrize("name", sorted(NEGATIVE))

@@ -92,8 +92,10 @@ POSITIVE = {  # name: (function, loops now parallel, inputs for size (m, n))
 SIZES = ((0, 0), (1, 1), (1, 4), (5, 3), (6, 7))
 
 
-def _agrees(fn, other, make) -> None:
-    for m, n in SIZES:
+def _agrees(fn, other, make, sizes=SIZES) -> None:
+    """``other`` leaves the arguments as ``fn`` does and returns what it returns, at every
+    ``(m, n)`` of ``sizes``."""
+    for m, n in sizes:
         want = make(np.random.default_rng(m * 10 + n), m, n)
         got = make(np.random.default_rng(m * 10 + n), m, n)
         assert fn(*want) == other(*got)

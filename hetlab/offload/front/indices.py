@@ -49,7 +49,7 @@ from __future__ import annotations
 import ast
 import copy
 
-__all__ = ["substitute_indices"]
+__all__ = ["stored_names", "substitute_indices"]
 
 _OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
 
@@ -75,7 +75,7 @@ def _index_expr(node: ast.AST) -> bool:
     return False
 
 
-def _stored(node: ast.AST) -> set[str]:
+def stored_names(node: ast.AST) -> set[str]:
     """Names stored anywhere in ``node`` (assignments, loop targets, ``del``, walrus)."""
     out: set[str] = set()
     for n in ast.walk(node):
@@ -156,7 +156,7 @@ def substitute_indices(tree: ast.FunctionDef) -> int:
             if name in reads:
                 continue
             for later in body[k + 1:]:
-                if _stored(later) & (reads | {name}):
+                if stored_names(later) & (reads | {name}):
                     break
                 into = _Into(name, st.value)
                 into.visit(later)

@@ -35,6 +35,7 @@ from __future__ import annotations
 import ast
 import copy
 
+from ...front.indices import stored_names
 from .statements import is_prange
 
 __all__ = ["carry_previous"]
@@ -114,11 +115,6 @@ def _polys(sub: ast.Subscript, fixed: frozenset[str]) -> list[Poly] | None:
             return None
         out.append(p)
     return out
-
-
-def _stored_names(stmts: list[ast.stmt]) -> set[str]:
-    return {n.id for s in stmts for n in ast.walk(s)
-            if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
 
 
 def _range(node: ast.For) -> tuple[str, str, int] | None:
@@ -293,7 +289,7 @@ def carry_previous(func: ast.FunctionDef, node: ast.For, container: list[ast.stm
         return None
     lo, hi, st = bounds
     var = node.target.id
-    stored = _stored_names(node.body)
+    stored = set().union(*(stored_names(s) for s in node.body))
     if var in stored:
         return None  # the loop variable rebound in the body
     stored.add(var)
