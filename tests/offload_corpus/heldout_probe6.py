@@ -463,7 +463,7 @@ PROBES: dict[str, Probe6] = {
         moderate=400_000),
     "normalize_rows_by_helper": Probe6(
         normalize_rows_by_helper, lambda g, n: (g.random((n, n + 1)) + 0.1,),
-        unsupported=("L1",), key=keys.normalize_rows_by_helper, sizes=(1, 2, 7),
+        parallel=("L1", "L2"), key=keys.normalize_rows_by_helper, sizes=(1, 2, 7),
         moderate=1000),
     "row_prefix_via_helper": Probe6(
         row_prefix_via_helper, lambda g, n: (g.random((n, n + 1)),), serial=("L1",),

@@ -15,6 +15,7 @@ from .extrema import fold_extrema
 from .genexprs import sums_as_loops
 from .indices import substitute_indices
 from .induction import substitute_counters
+from .inline import inline_helpers
 from .iterables import range_for_iterables
 from .views import substitute_views
 from .whiles import whiles_as_fors
@@ -121,9 +122,11 @@ def source_of_text(fn: Callable[..., Any], text: str, namespace: dict[str, Any],
 
     ``namespace`` holds the names the function sees from outside (globals, closure values);
     ``first`` is the file line of its ``def`` (line numbers in reasons are the file's). The
-    front passes (sums, while loops, extrema, iterables, counters, row views) run here.
+    front passes (helpers that write their arguments inlined, sums, while loops, extrema,
+    iterables, counters, row views, index scalars) run here.
     """
     tree = parse_def(text, fn.__name__)
+    inline_helpers(tree, namespace)  # ``_scale_row(A[i])`` writing its argument → its body
     sums_as_loops(tree, namespace)  # ``sum(e for k in …)`` → an accumulating loop (.genexprs)
     whiles_as_fors(tree)  # ``i = 0; while i < n: …; i += 1`` → ``for i in range`` (.whiles)
     fold_extrema(tree, namespace)  # ``if e > m: m = e`` → ``m = max(m, e)`` (.extrema)
