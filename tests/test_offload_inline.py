@@ -224,3 +224,36 @@ def test_a_helper_reading_another_object_under_the_same_name_is_left_alone():
 def test_inlined_statements_carry_the_call_line():
     report = offload.analyze(normalize_rows)
     assert report.loop("L2").line == report.loop("L1").line + 1  # the call's line
+
+
+def _fresh_row(n, v):
+    return np.full(n, v, dtype=np.float64)
+
+
+def _into_row(row, v):
+    row[:] = np.zeros(row.shape[0], dtype=np.float64) + v
+
+
+def _zeros_out(row):
+    np.multiply(row, 0.0, out=row)
+
+
+def rows_from_keyword_helpers(A):
+    for i in range(A.shape[0]):
+        A[i] = _fresh_row(A.shape[1], 1.0 * i)
+        _into_row(A[i], A[i, 0] + 1.0)
+
+
+def row_zeroed_through_out(A):
+    for i in range(A.shape[0]):
+        _zeros_out(A[i])
+
+
+def test_helpers_may_pass_keywords_to_numpy_but_never_out():
+    """``np.full(n, v, dtype=np.float64)`` in a helper: pure (was an unknown call, and the
+    whole function ran in Python); ``np.multiply(row, 0.0, out=row)`` writes: unknown."""
+    report = offload.analyze(rows_from_keyword_helpers, arrays={"A": 2})
+    assert report.loop("L1").verdict == "parallel", report.loop("L1").reasons
+    make = lambda g, n: (g.random((n, 3)),)  # noqa: E731
+    _same_run(rows_from_keyword_helpers, offload.transform(report, ["L1"]).compile(), make)
+    assert offload.analyze(row_zeroed_through_out).loop("L1").verdict == "unsupported"

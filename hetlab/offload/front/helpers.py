@@ -8,7 +8,8 @@ writes in place), no ``global`` /
 ``nonlocal``, no ``yield``, ``try``, nested ``def``, lambda, class or comprehension, no closure
 cells, globals read only when they are modules, numbers or other pure helpers, and calls only to
 the pure builtins, ``math``/``cmath``/``numpy`` functions that write nothing
-(:func:`~.calls.hidden_write`) and other pure helpers (three levels deep at most, no recursion).
+(:func:`~.calls.hidden_write`; keyword arguments such as ``dtype=`` on those only, never
+``out=``) and other pure helpers (three levels deep at most, no recursion).
 Such a call reads only its arguments, so the dependence test treats it as it treats
 ``math.exp``; the numba target binds the helper as ``numba.njit(helper)`` in the variant's
 namespace (:func:`jit_helpers`: numba cannot call a plain Python function). Anything else stays
@@ -154,8 +155,9 @@ def _is_pure(fn: types.FunctionType, seen: tuple[Any, ...], writes_ok: bool = Fa
             return False
         if isinstance(node, ast.Call):
             f = node.func
-            if node.keywords:
-                return False
+            if node.keywords and (np_call_chain(f, ns) is None or any(
+                    k.arg in (None, "out") for k in node.keywords)):
+                return False  # keywords only on math/NumPy calls (``dtype=``), never ``out=``
             if isinstance(f, ast.Name) and f.id not in local and f.id not in ns \
                     and f.id in _PURE_BUILTINS:
                 continue
