@@ -119,9 +119,14 @@ def _pure_norm(row):
     return np.sqrt(np.sum(row * row))
 
 
-def pure_helper_stays_a_call(A, out):
+def _unit_clip(v):
+    return min(max(v, 0.0), 1.0)
+
+
+def pure_helpers(A, out, y):
     for i in range(A.shape[0]):
         out[i] = _pure_norm(A[i])
+        y[i] = _unit_clip(out[i] - 1.0)
 
 
 CASES = {  # name: (fn, arguments maker of (rng, n), loops the inlining makes parallel)
@@ -204,10 +209,17 @@ def test_calls_that_would_change_meaning_are_left_alone(fn):
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
-def test_a_pure_helper_stays_a_call():
-    _, text = _rewritten(pure_helper_stays_a_call)
-    assert "_pure_norm(A[i])" in text
-    assert offload.analyze(pure_helper_stays_a_call).loop("L1").verdict == "parallel"
+def test_a_pure_numpy_helper_is_inlined_and_a_scalar_one_stays_a_call():
+    """A pure helper of NumPy calls without loops is inlined (its row arguments read in place:
+    it writes nothing), so the variant's passes see its temporaries; a scalar one is a
+    modelled call (numba compiles it as well inlined or not)."""
+    _, text = _rewritten(pure_helpers)
+    assert "out[i] = np.sqrt(np.sum(A[i] * A[i]))" in text
+    assert "y[i] = _unit_clip(out[i] - 1.0)" in text
+    report = offload.analyze(pure_helpers, arrays={"A": 2, "out": 1, "y": 1})
+    assert report.loop("L1").verdict == "parallel"
+    make = lambda g, n: (g.random((n, 4)) * 2.0, np.zeros(n), np.zeros(n))  # noqa: E731
+    _same_run(pure_helpers, offload.transform(report, ["L1"]).compile(), make)
 
 
 def test_a_helper_reading_another_object_under_the_same_name_is_left_alone():

@@ -95,6 +95,9 @@ class Report:
     #: the search; the numba target's accumulator promotion needs them,
     #: :mod:`hetlab.offload.analysis.transforms.accumulate`)
     float_arrays: frozenset[str] = frozenset()
+    #: the float64 ones among them (the numba target's reductions of row expressions,
+    #: :mod:`hetlab.offload.analysis.transforms.slice_sums`)
+    double_arrays: frozenset[str] = frozenset()
     #: numeric array parameter → its number of dimensions (``analyze``'s ``arrays``), and
     #: the parameters that held numbers in the search's arguments (set by the search); the
     #: numba target's slice loops need them (:mod:`hetlab.offload.analysis.transforms.slices`)

@@ -1,11 +1,15 @@
-"""Helpers that write their arguments, inlined where a statement calls them.
+"""Helpers that write their arguments (or build NumPy temporaries), inlined where a
+statement calls them.
 
 A loop body that calls ``_scale_to_unit_sum(A[i])`` — a module-level helper that divides the
 row it is given by the row's sum, in place — hides its writes from the dependence test: the
 call is an unknown function, so the row loop stays serial although each iteration touches
 its own row. A helper that is pure (:mod:`.helpers`) reads only its arguments and is modelled
 as an elementwise call; one that is pure **but for writing its arguments** (element stores,
-``+=`` on an argument) is what this pass inlines: :func:`inline_helpers` replaces, in place,
+``+=`` on an argument) is what this pass inlines, and so is a pure helper without loops that
+calls NumPy (``return np.sqrt(np.sum((a - b) ** 2))``: inlined, the variant's fixed passes see
+its array temporaries, :mod:`~hetlab.offload.analysis.transforms.slice_sums`; a pure scalar
+helper stays a call, which numba compiles as well). :func:`inline_helpers` replaces, in place,
 
 - ``helper(a₁, …)`` (a call statement),
 - ``t = helper(a₁, …)`` (one target: a name, a tuple of names or a subscript)
@@ -15,12 +19,15 @@ by the helper's body, its parameters bound to the arguments and its locals renam
 Python program: the arguments are evaluated once, in order, before the body runs (a parameter
 the helper never rebinds takes a name or number argument directly; any other argument is
 bound by an assignment first, so ``row = A[i]`` then ``row[j] = …`` is read through ``A`` by
-:mod:`.views`), and every name the helper reads from its module is the very object the caller
-sees under that name. The dependence test then judges the loop on what it really does.
+:mod:`.views`; a pure helper, which writes nothing, reads an element or row argument
+``X[e…]`` in place unless it takes its attributes), and every name the helper reads from its
+module is the very object the caller sees under that name. The dependence test then judges
+the loop on what it really does.
 
 A call is left as it is unless all of this holds: the callee is a plain ``def`` bound under
 its name in the caller's namespace (not a local of the caller, no closure cells, no
-decorator); pure but for writing its arguments (:mod:`.helpers`: no ``try``, ``global``,
+decorator); pure but for writing its arguments, or pure with no loop and a NumPy call or
+array method (:mod:`.helpers`: no ``try``, ``global``,
 ``yield``, nested functions, calls only to math/NumPy functions and such helpers, three levels
 deep at most); its only ``return`` is its last statement; positional or keyword arguments
 only, no ``*``/``**``, missing ones filled from constant defaults; each name it reads from its
@@ -51,6 +58,7 @@ import copy
 import types
 from typing import Any
 
+from .calls import np_call_chain
 from .helpers import _is_pure, _tree
 
 __all__ = ["inline_helpers"]
@@ -77,23 +85,51 @@ def _callee(stmt: ast.stmt) -> ast.Call | None:
     return None
 
 
-def _writing_helper(fn: Any) -> ast.FunctionDef | None:
-    """``fn``'s parsed def when it is a plain function, pure but for writing its arguments
-    (a pure one is modelled as a call and stays one), and its only ``return`` is its last
-    statement; else None."""
+def _uses_numpy(tree: ast.FunctionDef, ns: dict[str, Any]) -> bool:
+    """Whether ``tree`` calls a NumPy function or an array method, or multiplies matrices
+    (array temporaries the variant's fixed passes may remove once the body is inlined)."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult):
+            return True
+        if isinstance(n, ast.Call):
+            chain = np_call_chain(n.func, ns)
+            if (chain is not None and chain[0] == "numpy") or (
+                    isinstance(n.func, ast.Attribute) and chain is None):
+                return True
+    return False
+
+
+def _helper_tree(fn: Any) -> tuple[ast.FunctionDef, bool] | None:
+    """``fn``'s parsed def and whether it writes nothing, when it is inlined: a plain
+    function pure but for writing its arguments, or pure, without loops, calling NumPy
+    (a pure scalar helper is modelled as a call and stays one); its only ``return`` its last
+    statement, constant defaults. Else None."""
     if not isinstance(fn, types.FunctionType) or fn.__closure__:
         return None
-    if not _is_pure(fn, (), writes_ok=True) or _is_pure(fn, ()):
+    if not _is_pure(fn, (), writes_ok=True):
         return None
     tree = _tree(fn)
     if tree is None or tree.name != fn.__name__:
+        return None
+    pure = _is_pure(fn, ())
+    if pure and (any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(tree))
+                 or not _uses_numpy(tree, fn.__globals__)):
         return None
     returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return)]
     if returns and (len(returns) > 1 or returns[0] is not tree.body[-1]):
         return None
     if any(not isinstance(d, ast.Constant) for d in tree.args.defaults):
         return None
-    return tree
+    return tree, pure
+
+
+def _plain_subscript(a: ast.expr) -> bool:
+    """``X[e…]`` with ``X`` a name and each ``e`` names, constants, ``:`` and arithmetic."""
+    if not isinstance(a, ast.Subscript) or not isinstance(a.value, ast.Name):
+        return False
+    return all(isinstance(n, (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Slice,
+                              ast.Tuple, ast.operator, ast.unaryop, ast.expr_context))
+               for n in ast.walk(a.slice))
 
 
 def _bound_args(tree: ast.FunctionDef, call: ast.Call) -> list[ast.expr] | None:
@@ -134,7 +170,8 @@ class _Rename(ast.NodeTransformer):
         return copy.deepcopy(new)  # a constant argument of a parameter never rebound
 
 
-def _inlined(fn: types.FunctionType, tree: ast.FunctionDef, stmt: ast.stmt, call: ast.Call,
+def _inlined(fn: types.FunctionType, tree: ast.FunctionDef, pure: bool, stmt: ast.stmt,
+             call: ast.Call,
              namespace: dict[str, Any], caller_locals: set[str],
              taken: set[str]) -> list[ast.stmt] | None:
     """The statements replacing ``stmt`` (which calls ``fn`` as ``call``), or None."""
@@ -159,10 +196,19 @@ def _inlined(fn: types.FunctionType, tree: ast.FunctionDef, stmt: ast.stmt, call
             fresh = f"_hl_{stem}{k}_{name}"
         taken.add(fresh)
         names[name] = ast.Name(fresh, ast.Load())
+    # ``v.shape`` of an element or view argument stays on a bound name (.views reads it)
+    attributed = {n.value.id for n in ast.walk(tree)
+                  if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+    attributed |= {n.args[0].id for n in ast.walk(tree) if isinstance(n, ast.Call)
+                   and isinstance(n.func, ast.Name) and n.func.id == "len" and n.args
+                   and isinstance(n.args[0], ast.Name)}
     out: list[ast.stmt] = []
     for p, a in zip(params, args, strict=True):
-        if p not in stored and isinstance(a, (ast.Constant, ast.Name)):
-            names[p] = a  # never rebound: the argument itself (renaming is one pass)
+        if p not in stored and (isinstance(a, (ast.Constant, ast.Name)) or (
+                pure and _plain_subscript(a) and p not in attributed)):
+            # never rebound: the argument itself (renaming is one pass); an element or view
+            # read again only where the helper writes nothing (it reads what it read then)
+            names[p] = a
         else:
             out.append(ast.Assign([ast.Name(names[p].id, ast.Store())], copy.deepcopy(a)))
     body = copy.deepcopy(tree.body)
@@ -200,9 +246,9 @@ def _pass(body: list[ast.stmt], namespace: dict[str, Any], caller_locals: set[st
         call = _callee(stmt)
         name = call.func.id if call is not None and isinstance(call.func, ast.Name) else None
         fn = namespace.get(name) if name is not None and name not in caller_locals else None
-        tree = _writing_helper(fn)
-        new = None if tree is None else _inlined(fn, tree, stmt, call, namespace,
-                                                 caller_locals, taken)
+        got = _helper_tree(fn)
+        new = None if got is None else _inlined(fn, *got, stmt, call, namespace,
+                                                caller_locals, taken)
         if new is None:
             i += 1
             continue

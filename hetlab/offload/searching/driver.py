@@ -222,6 +222,8 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
     report = analyze(src, arrays=known, fortran=column_major)
     report.float_arrays = frozenset(p for p, a in zip(src.params, args, strict=False)
                                     if isinstance(a, np.ndarray) and a.dtype.kind in "fc")
+    report.double_arrays = frozenset(p for p, a in zip(src.params, args, strict=False)
+                                     if isinstance(a, np.ndarray) and a.dtype == np.float64)
     report.scalar_params = frozenset(p for p, a in zip(src.params, args, strict=False)
                                      if _is_number(a))
     args = _check_args(report, args)

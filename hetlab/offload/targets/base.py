@@ -31,6 +31,7 @@ from ..analysis.transforms.hoist import hoist_invariant_indices
 from ..analysis.transforms.index_copies import fresh_index_copies
 from ..analysis.transforms.nanexact import NAN_IMPORT, NAN_NAMES, nan_exact_calls
 from ..analysis.transforms.partials import local_partials, reduction_operand_first
+from ..analysis.transforms.slice_sums import slice_sums
 from ..analysis.transforms.slices import slice_loops
 from ..analysis.transforms.statements import splice
 from ..runtime.guard import AliasGuard, check_on_alias
@@ -317,6 +318,8 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
     if transforms:  # slice statements in loops as element loops (no temporaries)
         notes += slice_loops(tree, report.array_ranks, report.float_arrays,
                              report.aliases.numbers, report.scalar_params)
+        notes += slice_sums(tree, report.array_ranks, report.double_arrays,
+                            report.aliases.numbers, report.scalar_params)
         notes += hoist_invariant_indices(tree)  # ``(i + a - 1) % h`` once before its loop
     par = bool(chosen) if parallel is None else parallel
     notes += nan_exact_calls(tree, report.source.namespace, par)  # NumPy's NaN rule kept

@@ -45,6 +45,7 @@ from ..analysis.listargs import read_only_sequences
 from ..analysis.report import Report
 from ..analysis.scalars import update_op
 from ..analysis.transforms import tag_loops, tile_genes, tile_size
+from ..analysis.transforms.slice_sums import reduction_call
 from ..front.helpers import jit_helpers
 from ..runtime.measure import measure
 from .base import (
@@ -82,6 +83,8 @@ def _accumulates(loop: ast.For | ast.While) -> bool:
                     t := n.target if isinstance(n, ast.AugAssign) else n.targets[0], ast.Name) \
                     and update_op(n, t.id) in ("+", "*"):
                 return True  # s += e, s = s * e, s = e + s (scalars.update_op)
+            if isinstance(n, ast.expr) and reduction_call(n) is not None:
+                return True  # np.sum(row expression): an element loop (slice_sums) or numba's
             todo.extend(ast.iter_child_nodes(n))
     return False
 

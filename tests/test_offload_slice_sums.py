@@ -1,0 +1,172 @@
+"""Reductions of row expressions inside loops run as element loops in the numba variant
+(:mod:`hetlab.offload.analysis.transforms.slice_sums`): ``np.sum((X[i] - C[k]) ** 2)``,
+``v.sum()``, ``np.mean``, ``np.dot``/``@`` of two rows, ``np.linalg.norm`` — where it
+applies, the variant gives the plain function's results (to the last bits: NumPy sums
+pairwise); where a length differs, a divisor is 0 or a row is empty, the reduction runs as
+written; integer or float32 arrays, other calls in the statement and statements outside
+loops are kept."""
+
+from __future__ import annotations
+
+import ast
+import warnings
+
+import numpy as np
+import pytest
+
+from hetlab import offload
+from hetlab.offload.analysis.transforms.slice_sums import slice_sums
+from hetlab.offload.targets.numba import NumbaTarget
+
+pytest.importorskip("numba")
+
+G = np.random.default_rng(0)
+
+
+def nearest_center(X, C, labels):
+    for i in range(X.shape[0]):
+        best = np.inf
+        for k in range(C.shape[0]):
+            d = np.sum((X[i] - C[k]) ** 2)
+            if d < best:
+                best = d
+                labels[i] = k
+
+
+def distances(X, D):
+    for i in range(X.shape[0]):
+        for j in range(X.shape[0]):
+            D[i, j] = np.sqrt(((X[i] - X[j]) ** 2).sum())
+
+
+def row_stats(A, w, out):
+    for i in range(A.shape[0]):
+        out[i, 0] = np.mean(A[i] * 2.0)
+        out[i, 1] = np.dot(A[i], w) + A[i] @ w
+        out[i, 2] = np.linalg.norm(A[i] - w / 4.0)
+        if A[i].sum() > 0.5 * A.shape[1]:
+            out[i, 3] = 1.0
+
+
+def scaled_by(A, s, out):
+    for i in range(A.shape[0]):
+        out[i] = np.sum(A[i] / s)
+
+
+def column_sums(A, out):
+    for j in range(A.shape[1]):
+        out[j] = np.sum(A[:, j] * A[:, j])
+
+
+def printed_sum(A, out):
+    for i in range(A.shape[0]):
+        out[i] = np.sum(A[i]) + len(str(i))
+
+
+def outside_a_loop(A, out):
+    out[0] = np.sum(A[0] * 2.0)
+
+
+def whole_matrix_sum(A, out):
+    for i in range(A.shape[0]):
+        out[i] = np.sum(A * i)
+
+
+def _variant(fn, args, loops=(), scalars=()):
+    """The numba variant of ``fn`` with the fixed passes, as the search builds it."""
+    params = offload.analyze(fn).params
+    ranks = {p: a.ndim for p, a in zip(params, args, strict=True) if isinstance(a, np.ndarray)}
+    report = offload.analyze(fn, arrays=ranks)
+    report.float_arrays = frozenset(p for p, a in zip(params, args, strict=True)
+                                    if isinstance(a, np.ndarray) and a.dtype.kind == "f")
+    report.double_arrays = frozenset(p for p, a in zip(params, args, strict=True)
+                                     if isinstance(a, np.ndarray) and a.dtype == np.float64)
+    report.scalar_params = frozenset(scalars)
+    return NumbaTarget().generate(report, loops, transforms=True)
+
+
+def _agree(fn, args, loops=(), scalars=()) -> str:
+    v = _variant(fn, args, loops, scalars)
+    want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's mean of an empty row
+        fn(*want)
+    v.compile()(*got)
+    for w, g in zip(want, got, strict=True):
+        if isinstance(w, np.ndarray):
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+    return v.source
+
+
+def test_a_squared_distance_is_an_element_loop_with_a_length_guard():
+    src = _agree(nearest_center, (G.random((30, 5)), G.random((4, 5)), np.zeros(30, np.int64)),
+                 loops=("L1",))
+    assert "reduction of a row expression as an element loop" in src
+    assert "if X.shape[1] == C.shape[1]:" in src
+    assert "_hl_q0 += (X[i, _hl_s0q] - C[k, _hl_s0q]) ** 2" in src
+    assert "d = _hl_q0" in src
+
+
+def test_a_length_that_broadcasts_runs_the_reduction_as_written():
+    """Serially: under ``parallel=True`` numba refuses a broadcast in an array expression
+    (sizes asserted equal) whether the pass ran or not, and the search drops that variant."""
+    args = (G.random((6, 5)), G.random((3, 1)), np.zeros(6, np.int64))  # C rows broadcast
+    _agree(nearest_center, args)
+
+
+@pytest.mark.parametrize("loops", [(), ("L1",)])
+def test_method_sums_and_the_row_view_the_scalar_replacement_hoists(loops):
+    src = _agree(distances, (G.random((9, 4)), np.zeros((9, 9))), loops=loops)
+    assert "D[i, j] = np.sqrt(_hl_q0)" in src
+
+
+def test_mean_dot_matmul_norm_and_an_if_test():
+    A = G.random((8, 6))
+    src = _agree(row_stats, (A, G.random(6), np.zeros((8, 4))))
+    assert src.count("reduction of a row expression") == 5
+    assert "np.sqrt(_hl_q" in src and "/ A.shape[1]" in src  # norm; mean
+    assert "A.shape[1] > 0" in src  # the mean of an empty row stays NumPy's (nan)
+    _agree(row_stats, (np.zeros((3, 0)), np.zeros(0), np.zeros((3, 4))))
+
+
+def test_a_zero_divisor_keeps_numpys_inf():
+    src = _agree(scaled_by, (G.random((4, 3)), 0.0, np.zeros(4)), scalars=("s",))
+    assert "s != 0" in src
+    _agree(scaled_by, (G.random((4, 3)), 2.0, np.zeros(4)), scalars=("s",))
+
+
+def test_columns_are_rows_too():
+    src = _agree(column_sums, (G.random((5, 7)), np.zeros(7)))
+    assert "A[_hl_s0q, j] * A[_hl_s0q, j]" in src
+
+
+def _rewritten(fn, ranks, doubles):
+    report = offload.analyze(fn, arrays=ranks)
+    tree = report.source.tree
+    notes = slice_sums(tree, report.array_ranks, frozenset(doubles), report.aliases.numbers,
+                       frozenset())
+    return ast.unparse(tree), notes
+
+
+@pytest.mark.parametrize(("fn", "ranks", "doubles"), [
+    (nearest_center, {"X": 2, "C": 2, "labels": 1}, {"C"}),  # X float32 or integer
+    (printed_sum, {"A": 2, "out": 1}, {"A", "out"}),  # another call in the statement
+    (outside_a_loop, {"A": 2, "out": 1}, {"A", "out"}),
+    (whole_matrix_sum, {"A": 2, "out": 1}, {"A", "out"}),  # not a row
+    (nearest_center, {}, {"X", "C"}),  # ranks unknown: X[i] may be a plane
+])
+def test_reductions_the_loop_would_change_are_kept(fn, ranks, doubles):
+    src, notes = _rewritten(fn, ranks, doubles)
+    assert notes == [] and "_hl_q" not in src
+
+
+def test_a_search_plan_gives_the_plain_result():
+    args = (G.random((200, 6)), G.random((7, 6)), np.zeros(200, np.int64))
+    plan = offload.search(nearest_center, tuple(a.copy() for a in args), budget=2,
+                          progress=False, reference="njit")
+    got = [a.copy() for a in args]
+    plan.compile()(*got)
+    want = [a.copy() for a in args]
+    nearest_center(*want)
+    np.testing.assert_array_equal(got[2], want[2])
