@@ -4,7 +4,8 @@ target), and the plan against the plain function under serial ``numba.njit`` (in
 rounds, ``confirm_times``), with the plan checked against the serial njit at that size.
 
     PYTHONPATH=. python benchmarks/offload_probe.py [--probe2 | --probe3 | --probe4 | --probe5 |
-                                                     --probe6 | --probe7 | --probe8]
+                                                     --probe6 | --probe7 | --probe8 |
+                                                     --probe9]
                                                     [--only a,b]
                                                     [--budget N] [--scale F]
 
@@ -43,6 +44,11 @@ as ``--probe4``; a kernel whose arguments alias is searched and run on copies.
 indices — ``C[i * n + j]``, padded images, a flattened volume, ``base = i * n`` and
 ``idx = i * n + j`` named first, a leading dimension, rows overlapping by one element) with its
 answer keys, the same table as ``--probe4``.
+
+``--probe9``: the ninth probe (tests/offload_corpus/heldout_probe9.py: NumPy on rows inside
+loops — ``np.sum((X[i] - C[k]) ** 2)``, ``.sum()``, ``np.linalg.norm``, ``np.dot`` and ``@`` of
+rows, ``np.mean``, pure helpers returning such reductions, a helper writing its row, a scatter)
+with its answer keys, the same table as ``--probe4``.
 
 Figures from a shared, busy machine are only indicative (the first three probes have no answer
 key: they measure generality, not tuning).
@@ -182,13 +188,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="the fourth probe (heldout_probe4.py) with its answer keys timed")
     ap.add_argument("--probe5", action="store_true",
                     help="the fifth probe (heldout_probe5.py) with its answer keys timed")
-    for k, nth in ((6, "sixth"), (7, "seventh"), (8, "eighth")):
+    for k, nth in ((6, "sixth"), (7, "seventh"), (8, "eighth"), (9, "ninth")):
         ap.add_argument(f"--probe{k}", action="store_true",
                         help=f"the {nth} probe (heldout_probe{k}.py) with its answer keys timed")
     a = ap.parse_args(argv)
-    keyed = {4: a.probe4, 5: a.probe5, 6: a.probe6, 7: a.probe7, 8: a.probe8}
+    keyed = {4: a.probe4, 5: a.probe5, 6: a.probe6, 7: a.probe7, 8: a.probe8,
+             9: a.probe9}
     if a.probe2 + a.probe3 + sum(keyed.values()) > 1:
-        ap.error("--probe2 … --probe8 are exclusive")
+        ap.error("--probe2 … --probe9 are exclusive")
     if any(keyed.values()):
         import importlib
 
