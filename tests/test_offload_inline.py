@@ -269,3 +269,11 @@ def test_helpers_may_pass_keywords_to_numpy_but_never_out():
     make = lambda g, n: (g.random((n, 3)),)  # noqa: E731
     _same_run(rows_from_keyword_helpers, offload.transform(report, ["L1"]).compile(), make)
     assert offload.analyze(row_zeroed_through_out).loop("L1").verdict == "unsupported"
+
+
+def test_arguments_are_bound_in_the_order_python_evaluates_them():
+    tree = ast.parse("def f(X, Y):\n    _axpy_into(Y, X, a=g(), i=h())").body[0]
+    assert isinstance(tree, ast.FunctionDef)
+    assert inline_helpers(tree, {"_axpy_into": _axpy_into}) == ["_axpy_into (line 2)"]
+    text = ast.unparse(tree)
+    assert text.index("_hl_axpy_into_a = g()") < text.index("_hl_axpy_into_i = h()")

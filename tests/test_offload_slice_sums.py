@@ -72,6 +72,24 @@ def whole_matrix_sum(A, out):
         out[i] = np.sum(A * i)
 
 
+def softmax_rows(A, P):
+    for i in range(A.shape[0]):
+        m = np.max(A[i])
+        e = np.exp(A[i] - m)
+        P[i] = e / np.sum(e)
+
+
+def chebyshev_nearest(X, Y, idx, dmin):
+    for i in range(X.shape[0]):
+        dmin[i] = np.inf
+        for j in range(Y.shape[0]):
+            d = np.abs(X[i] - Y[j]).max()
+            lo = (X[i] - Y[j]).min()
+            if d + 0.0 * lo < dmin[i]:
+                dmin[i] = d
+                idx[i] = j
+
+
 def _variant(fn, args, loops=(), scalars=()):
     """The numba variant of ``fn`` with the fixed passes, as the search builds it."""
     params = offload.analyze(fn).params
@@ -170,3 +188,17 @@ def test_a_search_plan_gives_the_plain_result():
     want = [a.copy() for a in args]
     nearest_center(*want)
     np.testing.assert_array_equal(got[2], want[2])
+
+
+def test_max_and_min_of_rows_are_nan_exact():
+    A = G.random((6, 5))
+    A[2, 3] = np.nan  # NumPy's max of that row is nan, and so is every entry of its softmax
+    src = _agree(softmax_rows, (A, np.zeros((6, 5))), loops=("L1",))
+    assert "not _hl_q0e <= _hl_q0" in src
+    X, Y = G.random((7, 3)), G.random((4, 3))
+    X[1, 0] = np.nan
+    Y[2, 2] = np.nan
+    src = _agree(chebyshev_nearest, (X, Y, np.full(7, -1), np.zeros(7)), loops=("L1",))
+    assert "not _hl_q0e <= _hl_q0" in src and "not _hl_q1e >= _hl_q1" in src
+    with pytest.raises(ValueError):  # an empty row: NumPy's error, in the variant too
+        _agree(softmax_rows, (np.zeros((2, 0)), np.zeros((2, 0))))

@@ -132,8 +132,9 @@ def _plain_subscript(a: ast.expr) -> bool:
                for n in ast.walk(a.slice))
 
 
-def _bound_args(tree: ast.FunctionDef, call: ast.Call) -> list[ast.expr] | None:
-    """The argument expression of each parameter of ``tree`` at ``call`` (defaults filled in),
+def _bound_args(tree: ast.FunctionDef, call: ast.Call) -> list[tuple[str, ast.expr]] | None:
+    """(parameter, argument expression) of each parameter of ``tree`` at ``call``, in the
+    order Python evaluates them (positional, then keywords as written, then the defaults),
     or None when the call does not bind plainly (``*``, ``**``, unknown or missing names)."""
     params = [p.arg for p in (*tree.args.posonlyargs, *tree.args.args)]
     positional_only = {p.arg for p in tree.args.posonlyargs}
@@ -143,18 +144,15 @@ def _bound_args(tree: ast.FunctionDef, call: ast.Call) -> list[ast.expr] | None:
     for k in call.keywords:
         if k.arg is None or k.arg not in params or k.arg in got or k.arg in positional_only:
             return None
-        got[k.arg] = k.value
+        got[k.arg] = k.value  # dicts keep insertion order: the order of evaluation
     defaults = dict(zip(params[len(params) - len(tree.args.defaults):], tree.args.defaults,
                         strict=True))
-    out = []
     for p in params:
-        if p in got:
-            out.append(got[p])
-        elif p in defaults:
-            out.append(copy.deepcopy(defaults[p]))
-        else:
-            return None
-    return out
+        if p not in got:
+            if p not in defaults:
+                return None
+            got[p] = copy.deepcopy(defaults[p])
+    return list(got.items())
 
 
 class _Rename(ast.NodeTransformer):
@@ -203,7 +201,7 @@ def _inlined(fn: types.FunctionType, tree: ast.FunctionDef, pure: bool, stmt: as
                    and isinstance(n.func, ast.Name) and n.func.id == "len" and n.args
                    and isinstance(n.args[0], ast.Name)}
     out: list[ast.stmt] = []
-    for p, a in zip(params, args, strict=True):
+    for p, a in args:
         if p not in stored and (isinstance(a, (ast.Constant, ast.Name)) or (
                 pure and _plain_subscript(a) and p not in attributed)):
             # never rebound: the argument itself (renaming is one pass); an element or view

@@ -17,7 +17,9 @@ axis, the sum runs as one loop over that axis with no temporary, before the stat
 
 Reductions rewritten: ``np.sum(v)`` and ``v.sum()``, ``np.mean(v)`` and ``v.mean()`` (the
 sum divided by the length; an empty row keeps NumPy's form), ``np.dot(a, b)`` and ``a @ b``
-of two rows, ``np.linalg.norm(v)`` (the square root of the sum of squares). ``v`` follows
+of two rows, ``np.linalg.norm(v)`` (the square root of the sum of squares), ``np.max(v)``,
+``np.min(v)``, ``v.max()``, ``v.min()`` (NaN-exact: a NaN anywhere gives NaN, as NumPy's; an
+empty row keeps NumPy's error). ``v`` follows
 the value rules of :mod:`.slices` (one-axis slices and 1-D arrays of equal length, numbers,
 ``+ - *``, ``/`` by a nonzero number, ``** k``, elementwise NumPy functions) and reads only
 float64 arrays the search saw (``report.double_arrays``: the sum is accumulated in a float64
@@ -38,6 +40,8 @@ from .slices import _Context, _number, _Rewrite, _stored_names
 __all__ = ["reduction_call", "slice_sums"]
 
 _BUILTINS = frozenset({"abs", "min", "max", "float", "int", "len", "round"})
+#: row methods rewritten (``(X[i] - c).sum()``)
+_METHODS = ("sum", "mean", "max", "min")
 _NP = ("np", "numpy")
 
 
@@ -63,7 +67,7 @@ def _plain_calls(node: ast.AST) -> bool:
             root = root.value
         if isinstance(root, ast.Name) and root.id in (*_NP, "math"):
             continue
-        if isinstance(f, ast.Attribute) and f.attr in ("sum", "mean") and not n.args:
+        if isinstance(f, ast.Attribute) and f.attr in _METHODS and not n.args:
             continue
         return False
     return True
@@ -76,11 +80,13 @@ def reduction_call(node: ast.expr) -> tuple[str, list[ast.expr]] | None:
     if not isinstance(node, ast.Call) or node.keywords:
         return None
     f, args = node.func, node.args
-    if isinstance(f, ast.Attribute) and f.attr in ("sum", "mean") and not args \
+    if isinstance(f, ast.Attribute) and f.attr in _METHODS and not args \
             and not (isinstance(f.value, ast.Name) and f.value.id in _NP):
         return f.attr, [f.value]
     for kind, path, n_args in (("sum", ("sum",), 1), ("mean", ("mean",), 1),
-                               ("dot", ("dot",), 2), ("norm", ("linalg", "norm"), 1)):
+                               ("dot", ("dot",), 2), ("norm", ("linalg", "norm"), 1),
+                               ("max", ("max",), 1), ("min", ("min",), 1),
+                               ("max", ("amax",), 1), ("min", ("amin",), 1)):
         if _np_attr(f, *path) and len(args) == n_args:
             return kind, list(args)
     return None
@@ -111,6 +117,29 @@ def _hoisted_views(func: ast.FunctionDef, ranks: dict[str, int]) -> dict[str, as
             and v[0].value.id in ranks}
 
 
+class _At(ast.NodeTransformer):
+    def __init__(self, var: str, value: ast.expr) -> None:
+        self.var, self.value = var, value
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        return copy.deepcopy(self.value) if node.id == self.var else node
+
+
+def _extremum(elem: ast.expr, kind: str, var: str, length: str,
+              name: str) -> list[ast.stmt]:
+    """NumPy's ``max``/``min`` of a nonempty row by a loop, NaN-exact: the first element,
+    then each next one taken unless it is not above (below) the current one, and never once
+    the current one is NaN (``m == m and not (e <= m)``: a NaN element is taken and kept)."""
+    keep = "<=" if kind == "max" else ">="
+    first = _At(var, ast.Constant(0)).visit(copy.deepcopy(elem))
+    return ast.parse(
+        f"{name} = {ast.unparse(first)}\n"
+        f"for {var} in range(1, {length}):\n"
+        f"    {name}e = {ast.unparse(elem)}\n"
+        f"    if {name} == {name} and not ({name}e {keep} {name}):\n"
+        f"        {name} = {name}e\n").body
+
+
 def _loop_for(call: ast.expr, kind: str, operands: list[ast.expr], ctx: _Context,
               doubles: frozenset[str], name: str) -> list[ast.stmt] | None:
     """The statements computing ``call`` into ``name`` by an element loop, or None."""
@@ -139,10 +168,14 @@ def _loop_for(call: ast.expr, kind: str, operands: list[ast.expr], ctx: _Context
     checks += [f"({d}) != 0" for d in dict.fromkeys(ast.unparse(d) for d in divs)]
     if kind == "mean":
         checks.append(f"{length} > 0")  # NumPy's mean of nothing: nan and a warning
-    loop = ast.For(ast.Name(ctx.var, ast.Store()),
-                   ast.parse(f"range({length})", mode="eval").body,
-                   [ast.AugAssign(ast.Name(name, ast.Store()), ast.Add(), elem)], [])
-    body: list[ast.stmt] = [ast.parse(f"{name} = 0.0").body[0], loop]
+    if kind in ("max", "min"):
+        checks.append(f"{length} > 0")  # NumPy's max of nothing raises
+        body = _extremum(elem, kind, ctx.var, length, name)
+    else:
+        loop = ast.For(ast.Name(ctx.var, ast.Store()),
+                       ast.parse(f"range({length})", mode="eval").body,
+                       [ast.AugAssign(ast.Name(name, ast.Store()), ast.Add(), elem)], [])
+        body = [ast.parse(f"{name} = 0.0").body[0], loop]
     if kind == "mean":
         body.append(ast.parse(f"{name} = {name} / {length}").body[0])
     elif kind == "norm":
