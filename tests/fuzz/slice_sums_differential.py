@@ -3,12 +3,13 @@
 
 Each kernel computes ``out[i, j]`` as a sum of one or two random reductions (``np.sum``,
 ``.sum()``, ``np.mean``, ``np.max``, ``.min()``, ``np.linalg.norm``, ``np.dot``) of random
-elementwise expressions over ``X[i]``, ``Y[j]``, ``w``, a number ``s`` and constants (``+ - *``,
-``/ s``, ``** 2``, ``np.abs``), run on rows that may be empty, broadcast (``Y`` one column),
-hold a NaN, with ``s`` possibly 0. The numba variant with the fixed passes, serial and (where
-nothing broadcasts or raises: numba's parallel array expressions refuse a broadcast, and an
-error inside a ``prange`` region surfaces as a SystemError) with the row loop in ``prange``,
-must leave ``out`` as the plain function does, or raise the same error.
+elementwise expressions over ``X[i]``, ``Y[j]``, ``w``, a number ``s`` and constants (``+ -
+*``, ``/ s``, ``/`` by a row, ``** 2``, ``np.abs``), run on rows that may be empty, broadcast
+(``Y`` one column), hold a NaN, with ``s`` and entries of ``w`` possibly 0. The numba variant
+with the fixed passes, serial and (where nothing broadcasts or raises: numba's parallel array
+expressions refuse a broadcast, and an error inside a ``prange`` region surfaces as a
+SystemError) with the row loop in ``prange``, must leave ``out`` as the plain function does, or
+raise the same error.
 
     python -m tests.fuzz.slice_sums_differential --seed 0 --count 200
 """
@@ -34,7 +35,7 @@ def random_expr(rng: np.random.Generator, depth: int) -> str:
     """A random elementwise expression of the operands, ``depth`` operators deep at most."""
     if depth == 0 or rng.random() < 0.3:
         return str(rng.choice(_OPERANDS))
-    kind = rng.integers(0, 6)
+    kind = rng.integers(0, 7)
     a = random_expr(rng, depth - 1)
     if kind == 0:
         return f"np.abs({a})"
@@ -42,7 +43,9 @@ def random_expr(rng: np.random.Generator, depth: int) -> str:
         return f"({a}) ** 2"
     if kind == 2:
         return f"({a}) / s"
-    op = ("+", "-", "*")[kind - 3]
+    if kind == 3:
+        return f"({a}) / {rng.choice(['w', 'Y[j]'])}"  # by a row, which may hold 0
+    op = ("+", "-", "*")[kind - 4]
     return f"({a} {op} {random_expr(rng, depth - 1)})"
 
 
@@ -76,6 +79,8 @@ def random_args(rng: np.random.Generator) -> tuple:
     X, Y, w = rng.random((4, d)) - 0.5, rng.random((3, d_y)) - 0.5, rng.random(d) - 0.5
     if d and rng.random() < 0.3:
         X[int(rng.integers(0, 4)), int(rng.integers(0, d))] = np.nan
+    if d and rng.random() < 0.3:
+        w[int(rng.integers(0, d))] = 0.0
     s = float(rng.choice([0.0, 0.5, -2.0]))
     return X, Y, w, s, np.zeros((4, 3))
 

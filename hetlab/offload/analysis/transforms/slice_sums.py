@@ -7,27 +7,27 @@ pass over the row per iteration (k-means assignment and pairwise distances on 8 
 4–15× slower than the element loop). When the reduced expression is elementwise over one
 axis, the sum runs as one loop over that axis with no temporary, before the statement::
 
-    _hl_q0 = 0.0
     if X.shape[1] == C.shape[1]:
-        for _hl_s0 in range(X.shape[1]):
-            _hl_q0 += (X[i, _hl_s0] - C[k, _hl_s0]) ** 2
+        _hl_q0 = 0.0
+        for _hl_s0q in range(X.shape[1]):
+            _hl_q0 += (X[i, _hl_s0q] - C[k, _hl_s0q]) ** 2
     else:
         _hl_q0 = np.sum((X[i] - C[k]) ** 2)
     d = _hl_q0
 
-Reductions rewritten: ``np.sum(v)`` and ``v.sum()``, ``np.mean(v)`` and ``v.mean()`` (the
-sum divided by the length; an empty row keeps NumPy's form), ``np.dot(a, b)`` and ``a @ b``
-of two rows, ``np.linalg.norm(v)`` (the square root of the sum of squares), ``np.max(v)``,
+Reductions rewritten: ``np.sum(v)`` and ``v.sum()``, ``np.mean(v)`` and ``v.mean()`` (the sum
+divided by the length; an empty row keeps NumPy's form), ``np.dot(a, b)`` and ``a @ b`` of two
+rows, ``np.linalg.norm(v)`` (the square root of the sum of squares), ``np.max(v)``,
 ``np.min(v)``, ``v.max()``, ``v.min()`` (NaN-exact: a NaN anywhere gives NaN, as NumPy's; an
-empty row keeps NumPy's error). ``v`` follows
-the value rules of :mod:`.slices` (one-axis slices and 1-D arrays of equal length, numbers,
-``+ - *``, ``/`` by a nonzero number, ``** k``, elementwise NumPy functions) and reads only
-float64 arrays the search saw (``report.double_arrays``: the sum is accumulated in a float64
-scalar, as NumPy's is). The statement holding the reduction — an assignment, an augmented
-assignment, an expression, an ``if`` test or a ``return`` — is inside a loop and calls
-nothing but math/NumPy functions and the pure builtins, so computing the reduction just
-before it changes no other effect's order. The sum is accumulated in order where NumPy sums
-pairwise: results may differ in the last bits (the search verifies every candidate).
+empty row keeps NumPy's error). ``v`` follows the value rules of :mod:`.slices` (one-axis
+slices and 1-D arrays of equal length, numbers, ``+ - *``, ``/`` by a nonzero number or by a
+row, ``** k``, elementwise NumPy functions) and reads only float64 arrays the search saw
+(``report.double_arrays``: the sum is accumulated in a float64 scalar, as NumPy's is). The
+statement holding the reduction — an assignment, an augmented assignment, an expression, an
+``if`` test or a ``return`` — is inside a loop and calls nothing but math/NumPy functions and
+the pure builtins, so computing the reduction just before it changes no other effect's order.
+The sum is accumulated in order where NumPy sums pairwise: results may differ in the last bits
+(the search verifies every candidate).
 """
 
 from __future__ import annotations
@@ -153,9 +153,7 @@ def _loop_for(call: ast.expr, kind: str, operands: list[ast.expr], ctx: _Context
     if kind == "dot" and len(rw.reads) != 2:
         return None  # a row times a number: not a 1-D dot of two rows
     divs = [n.right for op in operands for n in ast.walk(op)
-            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)]
-    if not all(_number(d, ctx) for d in divs):
-        return None
+            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) and _number(n.right, ctx)]
     first, *rest = elems
     if kind == "dot":
         elem: ast.expr = ast.BinOp(first, ast.Mult(), rest[0])

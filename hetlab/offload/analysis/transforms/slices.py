@@ -22,7 +22,8 @@ values are those NumPy would produce:
 - the value reads only numbers (constants, number parameters, locals proven numbers, full-
   rank elements) and one-axis slices or 1-D array parameters, through ``+ - *``, unary
   minus, ``** k`` (integer constant ``k``), ``/`` by a number (the guard checks it is not 0:
-  numba's scalar division raises where NumPy's gives inf) and elementwise NumPy functions;
+  numba's scalar division raises where NumPy's gives inf) or by a row (``np.divide`` of the
+  elements: NumPy's inf and nan) and elementwise NumPy functions;
 - the target's array is read only at the target's own slice (NumPy evaluates the value
   before the store; the loop would read elements it already wrote), no parameter read or
   written is rebound in the function, and every slice's length equals the target's (else the
@@ -144,9 +145,16 @@ class _Rewrite:
             if isinstance(op, ast.Pow):
                 left = self.elem(node.left) if _power(node) else None
                 return None if left is None else ast.BinOp(left, op, node.right)
-            if isinstance(op, ast.Div):  # by a number only (checked by the caller)
+            if isinstance(op, ast.Div):
                 left = self.elem(node.left)
-                return None if left is None else ast.BinOp(left, op, node.right)
+                if left is None or _number(node.right, ctx):
+                    # by a number: the caller checks it is not 0 before the loop runs
+                    return None if left is None else ast.BinOp(left, op, node.right)
+                # by a row: NumPy's division of the elements (inf or nan, never a raise)
+                right = self.elem(node.right)
+                return None if right is None else ast.Call(
+                    ast.Attribute(ast.Name("np", ast.Load()), "divide", ast.Load()),
+                    [left, right], [])
             if isinstance(op, (ast.Add, ast.Sub, ast.Mult)):
                 left, right = self.elem(node.left), self.elem(node.right)
                 return None if left is None or right is None else ast.BinOp(left, op, right)
@@ -181,12 +189,10 @@ def _loop_form(s: ast.stmt, ctx: _Context, floats: frozenset[str]) -> ast.If | N
     name, idx, axis = got
     if not all(isinstance(e, ast.Slice) or _number(e, ctx) for e in idx):
         return None
-    # numba's scalar ``/`` raises on 0 where the array form gives inf or nan: every divisor
-    # is a number, checked against 0 before the loop runs
+    # numba's scalar ``/`` raises on 0 where the array form gives inf or nan: a number
+    # divisor is checked against 0 before the loop runs, a row divisor is ``np.divide``
     divs = [n.right for n in ast.walk(value) if isinstance(n, ast.BinOp)
-            and isinstance(n.op, ast.Div)]
-    if not all(_number(d, ctx) for d in divs):
-        return None
+            and isinstance(n.op, ast.Div) and _number(n.right, ctx)]
     rw = _Rewrite(ctx)
     elem = rw.elem(value)
     if elem is None or not rw.reads:
