@@ -90,6 +90,12 @@ def chebyshev_nearest(X, Y, idx, dmin):
                 idx[i] = j
 
 
+def projection_rows(A, u, R):
+    for i in range(A.shape[0]):
+        c = A[i] @ u
+        R[i] = A[i] - c * u
+
+
 def _variant(fn, args, loops=(), scalars=()):
     """The numba variant of ``fn`` with the fixed passes, as the search builds it."""
     params = offload.analyze(fn).params
@@ -212,3 +218,12 @@ def test_random_row_reductions_give_numpys_values(seed):
     from .fuzz.slice_sums_differential import check_seed
 
     assert check_seed(seed, _variant) == [], seed
+
+
+def test_a_row_statement_scaled_by_a_reduced_number_is_an_element_loop_too():
+    """``c = A[i] @ u`` is a number once reduced (``_hl_q0``), so ``R[i] = A[i] - c * u``
+    (its row read through the view the scalar replacement hoisted) runs as an element loop."""
+    src = _agree(projection_rows, (G.random((6, 4)), G.random(4), np.zeros((6, 4))),
+                 loops=("L1",))
+    assert "slice statement as an element loop" in src
+    assert "c * u[_hl_s0]" in src

@@ -316,10 +316,10 @@ def numba_source(report: Report, chosen: tuple[str, ...], *, parallel: bool | No
     notes += reduction_operand_first(tree)  # ``s = e + s`` → ``s = s + e`` (numba's order)
     notes += fresh_index_copies(tree)  # ``t = i`` then ``t += 1``: numba's "overwrite"
     if transforms:  # slice statements in loops as element loops (no temporaries)
-        notes += slice_loops(tree, report.array_ranks, report.float_arrays,
-                             report.aliases.numbers, report.scalar_params)
         notes += slice_sums(tree, report.array_ranks, report.double_arrays,
                             report.aliases.numbers, report.scalar_params)
+        notes += slice_loops(tree, report.array_ranks, report.float_arrays,
+                             report.aliases.numbers, report.scalar_params)
         notes += hoist_invariant_indices(tree)  # ``(i + a - 1) % h`` once before its loop
     par = bool(chosen) if parallel is None else parallel
     notes += nan_exact_calls(tree, report.source.namespace, par)  # NumPy's NaN rule kept

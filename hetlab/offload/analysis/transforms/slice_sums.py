@@ -35,7 +35,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from .slices import _Context, _number, _Rewrite, _stored_names
+from .slices import _Context, _hoisted_views, _number, _Rewrite, _stored_names, _Unhoist
 
 __all__ = ["reduction_call", "slice_sums"]
 
@@ -90,31 +90,6 @@ def reduction_call(node: ast.expr) -> tuple[str, list[ast.expr]] | None:
         if _np_attr(f, *path) and len(args) == n_args:
             return kind, list(args)
     return None
-
-
-class _Unhoist(ast.NodeTransformer):
-    """Names the scalar replacement bound to a row view (``_hl_r0 = X[i]`` before the loop)
-    read as the view again: the view is what the element loop indexes."""
-
-    def __init__(self, views: dict[str, ast.expr]) -> None:
-        self.views = views
-
-    def visit_Name(self, node: ast.Name) -> ast.expr:
-        view = self.views.get(node.id)
-        return copy.deepcopy(view) if view is not None else node
-
-
-def _hoisted_views(func: ast.FunctionDef, ranks: dict[str, int]) -> dict[str, ast.expr]:
-    """``_hl_rN`` → ``X[e…]`` for the row views :mod:`.rewrite`'s scalar replacement bound
-    once (``X`` an array parameter never rebound, so the view reads what ``X[e…]`` does)."""
-    binds: dict[str, list[ast.expr]] = {}
-    for n in ast.walk(func):
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 \
-                and isinstance(n.targets[0], ast.Name) and n.targets[0].id.startswith("_hl_r"):
-            binds.setdefault(n.targets[0].id, []).append(n.value)
-    return {k: v[0] for k, v in binds.items() if len(v) == 1
-            and isinstance(v[0], ast.Subscript) and isinstance(v[0].value, ast.Name)
-            and v[0].value.id in ranks}
 
 
 class _At(ast.NodeTransformer):

@@ -29,12 +29,14 @@ values are those NumPy would produce:
   written is rebound in the function, and every slice's length equals the target's (else the
   statement runs as written: broadcasting or NumPy's error).
 
-Everything else keeps the slice form.
+A row view the scalar replacement bound before the statement (``_hl_r0 = A[i]``) is read
+through its array again (:class:`_Unhoist`). Everything else keeps the slice form.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import dataclass
 
 from .unsigned import uncast
@@ -169,18 +171,69 @@ class _Rewrite:
         return None
 
 
+class _Unhoist(ast.NodeTransformer):
+    """Names the scalar replacement bound to a row view (``_hl_r0 = X[i]`` before the loop)
+    read as the view again: the view is what the element loop indexes."""
+
+    def __init__(self, views: dict[str, ast.expr]) -> None:
+        self.views = views
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        view = self.views.get(node.id)
+        return copy.deepcopy(view) if view is not None else node
+
+
+def _hoisted_views(func: ast.FunctionDef, ranks: dict[str, int]) -> dict[str, ast.expr]:
+    """``_hl_rN`` → ``X[e…]`` for the row views :mod:`.rewrite`'s scalar replacement bound
+    once (``X`` an array parameter never rebound, so the view reads what ``X[e…]`` does)."""
+    binds: dict[str, list[ast.expr]] = {}
+    for n in ast.walk(func):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 \
+                and isinstance(n.targets[0], ast.Name) and n.targets[0].id.startswith("_hl_r"):
+            binds.setdefault(n.targets[0].id, []).append(n.value)
+    return {k: v[0] for k, v in binds.items() if len(v) == 1
+            and isinstance(v[0], ast.Subscript) and isinstance(v[0].value, ast.Name)
+            and v[0].value.id in ranks}
+
+
+def _reduced_numbers(func: ast.FunctionDef) -> set[str]:
+    """The scalars :mod:`.slice_sums` computed (``_hl_qN``: a row reduced to a number) and
+    the names bound once, to one of them (``c = _hl_q0``)."""
+    binds: dict[str, list[ast.expr | None]] = {}
+    for n in ast.walk(func):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            binds.setdefault(n.id, [])
+    for n in ast.walk(func):
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                for m in ast.walk(t):
+                    if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Store):
+                        binds[m.id].append(n.value if t is m else None)
+        elif isinstance(n, (ast.AugAssign, ast.For, ast.AnnAssign, ast.NamedExpr)):
+            target = n.target
+            for m in ast.walk(target):
+                if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Store):
+                    binds[m.id].append(None)  # bound otherwise: not a plain copy
+    reduced = {k for k in binds if k.startswith("_hl_q") and k[5:].isdigit()}
+    copies = {k for k, vs in binds.items() if len(vs) == 1 and isinstance(vs[0], ast.Name)
+              and vs[0].id in reduced}
+    return reduced | copies
+
+
 def _stored_names(func: ast.FunctionDef) -> set[str]:
     return {n.id for n in ast.walk(func) if isinstance(n, ast.Name)
             and isinstance(n.ctx, (ast.Store, ast.Del))}
 
 
-def _loop_form(s: ast.stmt, ctx: _Context, floats: frozenset[str]) -> ast.If | None:
+def _loop_form(s: ast.stmt, ctx: _Context, floats: frozenset[str],
+               unhoist: _Unhoist) -> ast.If | None:
     if isinstance(s, ast.AugAssign) and isinstance(s.op, (ast.Add, ast.Sub, ast.Mult)):
         target, value = s.target, s.value
     elif isinstance(s, ast.Assign) and len(s.targets) == 1:
         target, value = s.targets[0], s.value
     else:
         return None
+    value = unhoist.visit(copy.deepcopy(value))
     if not isinstance(target, ast.Subscript):
         return None
     got = _axes(target, ctx.ranks)
@@ -229,7 +282,8 @@ def slice_loops(func: ast.FunctionDef, ranks: dict[str, int], floats: frozenset[
     statement rewritten."""
     stored = _stored_names(func)
     ranks = {k: v for k, v in ranks.items() if k not in stored}
-    nums = frozenset(numbers | (scalar_params - stored))
+    nums = frozenset(numbers | (scalar_params - stored) | _reduced_numbers(func))
+    unhoist = _Unhoist(_hoisted_views(func, ranks))
     notes: list[str] = []
     count = 0
 
@@ -244,7 +298,7 @@ def slice_loops(func: ast.FunctionDef, ranks: dict[str, int], floats: frozenset[
                 visit(s.orelse, in_loop)
             elif in_loop:
                 ctx = _Context(ranks, nums, f"_hl_s{count}")
-                new = _loop_form(s, ctx, floats)
+                new = _loop_form(s, ctx, floats, unhoist)
                 if new is None:
                     continue
                 notes.append(f"slice statement as an element loop (no temporary): "
