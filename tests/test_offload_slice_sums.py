@@ -67,6 +67,11 @@ def outside_a_loop(A, out):
     out[0] = np.sum(A[0] * 2.0)
 
 
+def scattered_sum(A, idx, out):
+    for i in range(A.shape[0]):
+        out[i] = np.add.at(A, idx, 1.0) or np.sum(A[i])  # the sum reads what add.at wrote
+
+
 def whole_matrix_sum(A, out):
     for i in range(A.shape[0]):
         out[i] = np.sum(A * i)
@@ -178,6 +183,7 @@ def _rewritten(fn, ranks, doubles):
     (printed_sum, {"A": 2, "out": 1}, {"A", "out"}),  # another call in the statement
     (outside_a_loop, {"A": 2, "out": 1}, {"A", "out"}),
     (whole_matrix_sum, {"A": 2, "out": 1}, {"A", "out"}),  # not a row
+    (scattered_sum, {"A": 2, "idx": 1, "out": 1}, {"A", "out"}),  # a write before the sum
     (nearest_center, {}, {"X", "C"}),  # ranks unknown: X[i] may be a plane
 ])
 def test_reductions_the_loop_would_change_are_kept(fn, ranks, doubles):

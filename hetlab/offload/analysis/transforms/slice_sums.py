@@ -35,6 +35,7 @@ from __future__ import annotations
 import ast
 import copy
 
+from ...front.calls import hidden_write, np_call_chain
 from .slices import _Context, _hoisted_views, _number, _Rewrite, _stored_names, _Unhoist
 
 __all__ = ["reduction_call", "slice_sums"]
@@ -55,17 +56,17 @@ def _np_attr(f: ast.expr, *names: str) -> bool:
 
 
 def _plain_calls(node: ast.AST) -> bool:
-    """Every call in ``node`` is a math/NumPy function, a row method or a pure builtin."""
+    """Every call in ``node`` is a math/NumPy function that writes nothing (no ``out=``,
+    no ``np.add.at``, no random draw), a row method or a pure builtin."""
     for n in ast.walk(node):
         if not isinstance(n, ast.Call):
             continue
         f = n.func
         if isinstance(f, ast.Name) and f.id in _BUILTINS:
             continue
-        root = f
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        if isinstance(root, ast.Name) and root.id in (*_NP, "math"):
+        chain = np_call_chain(f, {})
+        if chain is not None and chain[0] in ("numpy", "math") and not hidden_write(chain) \
+                and all(k.arg not in (None, "out") for k in n.keywords):
             continue
         if isinstance(f, ast.Attribute) and f.attr in _METHODS and not n.args:
             continue
