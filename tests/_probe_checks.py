@@ -48,3 +48,30 @@ def search_genes(report: Any) -> list[str]:
     every row)."""
     private = set(report.transforms.privatizable())
     return [lp.id for lp in report.loops if lp.parallelizable or lp.id in private]
+
+
+def agrees_seeded(probe: Any, compiled: Any, sizes: Any, base: int) -> None:
+    """``compiled`` leaves the arguments as ``probe.fn`` does and returns what it returns, on
+    fresh inputs of every size (seeded ``n + base``)."""
+    import numpy as np
+
+    from .test_offload_heldout_probe2 import _same
+
+    for n in sizes:
+        want = probe.make(np.random.default_rng(n + base), n)
+        got = probe.make(np.random.default_rng(n + base), n)
+        r_want, r_got = probe.fn(*want), compiled(*got)
+        assert (why := _same([*got, r_got], [*want, r_want], strict=False)) is None, (n, why)
+
+
+def loop_and_block_choices(probes: dict[str, Any], report_of: Any) -> list:
+    """(kernel, what) for every loop the search may choose and every function block of
+    ``probes`` (``report_of(probe)``: the report the search works from)."""
+    import pytest
+
+    out = []
+    for name in sorted(probes):
+        report = report_of(probes[name])
+        for what in search_genes(report) + [b.id for b in report.blocks]:
+            out.append(pytest.param(name, what, id=f"{name}-{what}"))
+    return out

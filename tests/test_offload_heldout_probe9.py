@@ -15,7 +15,13 @@ import pytest
 
 from hetlab import offload
 
-from ._probe_checks import assert_decided, search_genes, suite_function_names
+from ._probe_checks import (
+    agrees_seeded,
+    assert_decided,
+    loop_and_block_choices,
+    search_genes,
+    suite_function_names,
+)
 from .offload_corpus import heldout_probe as hp1
 from .offload_corpus import heldout_probe2 as hp2
 from .offload_corpus import heldout_probe3 as hp3
@@ -25,7 +31,6 @@ from .offload_corpus import heldout_probe6 as hp6
 from .offload_corpus import heldout_probe7 as hp7
 from .offload_corpus import heldout_probe8 as hp8
 from .offload_corpus import heldout_probe9 as hp
-from .test_offload_heldout_probe2 import _same
 from .test_offload_heldout_probe6 import QUICK
 from .test_offload_heldout_probe7 import _report
 
@@ -33,21 +38,7 @@ pytest.importorskip("numba")
 
 
 def _agrees(probe, compiled, sizes) -> None:
-    for n in sizes:
-        want = probe.make(np.random.default_rng(n + 90), n)
-        got = probe.make(np.random.default_rng(n + 90), n)
-        r_want, r_got = probe.fn(*want), compiled(*got)
-        assert (why := _same([*got, r_got], [*want, r_want], strict=False)) is None, (n, why)
-
-
-def _choices() -> list:
-    """(kernel, what) for every loop the search may choose and every function block."""
-    out = []
-    for name in sorted(hp.PROBES):
-        report = _report(hp.PROBES[name])
-        for what in search_genes(report) + [b.id for b in report.blocks]:
-            out.append(pytest.param(name, what, id=f"{name}-{what}"))
-    return out
+    agrees_seeded(probe, compiled, sizes, 90)
 
 
 def test_the_probe_is_new():
@@ -67,7 +58,7 @@ def test_verdicts(name):
     assert_decided(ranked, probe)
 
 
-CHOICES = _choices()
+CHOICES = loop_and_block_choices(hp.PROBES, _report)
 
 
 @pytest.mark.parametrize(("name", "what"), CHOICES)

@@ -71,16 +71,8 @@ def pairwise_distance_helper(X, D):
             D[i, j] = math.sqrt(s)
 
 
-@numba.njit(parallel=True)
-def pairwise_norm_matrix(X, D):
-    n, d = X.shape
-    for i in prange(n):
-        for j in range(n):
-            s = 0.0
-            for f in range(d):
-                t = X[i, f] - X[j, f]
-                s += t * t
-            D[i, j] = math.sqrt(s)
+#: the same distances written with ``np.linalg.norm``: the same key
+pairwise_norm_matrix = pairwise_distance_helper
 
 
 @numba.njit(parallel=True)

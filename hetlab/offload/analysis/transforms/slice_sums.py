@@ -36,7 +36,15 @@ import ast
 import copy
 
 from ...front.calls import hidden_write, np_call_chain
-from .slices import _Context, _hoisted_views, _number, _Rewrite, _stored_names, _Unhoist
+from .slices import (
+    _Context,
+    _hoisted_views,
+    _number,
+    _Rewrite,
+    _stored_names,
+    _Unhoist,
+    rewrite_in_loops,
+)
 
 __all__ = ["reduction_call", "slice_sums"]
 
@@ -232,28 +240,7 @@ def slice_sums(func: ast.FunctionDef, ranks: dict[str, int], doubles: frozenset[
             s.value = swap.visit(s.value)  # type: ignore[union-attr]
         return [*before, s]
 
-    def visit(stmts: list[ast.stmt], in_loop: bool) -> None:
-        k = 0
-        while k < len(stmts):
-            s = stmts[k]
-            if isinstance(s, (ast.For, ast.While)):
-                visit(s.body, True)
-                visit(s.orelse, in_loop)
-            elif isinstance(s, ast.If):
-                visit(s.body, in_loop)
-                visit(s.orelse, in_loop)
-            new = rewrite(s) if in_loop else None
-            if new is None:
-                k += 1
-                continue
-            for t in new[:-1]:
-                for n in ast.walk(t):
-                    if "lineno" in n._attributes:
-                        ast.copy_location(n, s)
-            stmts[k:k + 1] = new
-            k += len(new)
-
-    visit(func.body, False)
+    rewrite_in_loops(func.body, rewrite)
     if notes:
         ast.fix_missing_locations(func)
     return notes

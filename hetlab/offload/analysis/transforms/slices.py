@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import ast
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .unsigned import uncast
@@ -273,6 +274,34 @@ def _loop_form(s: ast.stmt, ctx: _Context, floats: frozenset[str],
     return ast.If(ast.parse(" and ".join(checks), mode="eval").body, [loop], [s])
 
 
+def rewrite_in_loops(stmts: list[ast.stmt],
+                     rewrite: Callable[[ast.stmt], list[ast.stmt] | None],
+                     in_loop: bool = False) -> None:
+    """Replace, in place, each statement of ``stmts`` that is inside a loop (at any depth,
+    through ``if`` branches) by ``rewrite(s)`` when that gives statements; a compound
+    statement's own body is visited first. New statements carry ``s``'s location."""
+    k = 0
+    while k < len(stmts):
+        s = stmts[k]
+        if isinstance(s, (ast.For, ast.While)):
+            rewrite_in_loops(s.body, rewrite, True)
+            rewrite_in_loops(s.orelse, rewrite, in_loop)
+        elif isinstance(s, ast.If):
+            rewrite_in_loops(s.body, rewrite, in_loop)
+            rewrite_in_loops(s.orelse, rewrite, in_loop)
+        new = rewrite(s) if in_loop else None
+        if new is None:
+            k += 1
+            continue
+        for t in new:
+            if t is not s:
+                for n in ast.walk(t):
+                    if "lineno" in n._attributes:
+                        ast.copy_location(n, s)
+        stmts[k:k + 1] = new
+        k += len(new)
+
+
 def slice_loops(func: ast.FunctionDef, ranks: dict[str, int], floats: frozenset[str],
                 numbers: frozenset[str], scalar_params: frozenset[str]) -> list[str]:
     """Rewrite, in place, the one-axis slice statements inside ``func``'s loops as element
@@ -287,27 +316,16 @@ def slice_loops(func: ast.FunctionDef, ranks: dict[str, int], floats: frozenset[
     notes: list[str] = []
     count = 0
 
-    def visit(stmts: list[ast.stmt], in_loop: bool) -> None:
+    def rewrite(s: ast.stmt) -> list[ast.stmt] | None:
         nonlocal count
-        for k, s in enumerate(stmts):
-            if isinstance(s, (ast.For, ast.While)):
-                visit(s.body, True)
-                visit(s.orelse, in_loop)
-            elif isinstance(s, ast.If):
-                visit(s.body, in_loop)
-                visit(s.orelse, in_loop)
-            elif in_loop:
-                ctx = _Context(ranks, nums, f"_hl_s{count}")
-                new = _loop_form(s, ctx, floats, unhoist)
-                if new is None:
-                    continue
-                notes.append(f"slice statement as an element loop (no temporary): "
-                             f"{ast.unparse(s)}")
-                count += 1
-                stmts[k] = ast.copy_location(
-                    new.body[0] if isinstance(new.test, ast.Constant) else new, s)
+        new = _loop_form(s, _Context(ranks, nums, f"_hl_s{count}"), floats, unhoist)
+        if new is None:
+            return None
+        notes.append(f"slice statement as an element loop (no temporary): {ast.unparse(s)}")
+        count += 1
+        return [new.body[0] if isinstance(new.test, ast.Constant) else new]
 
-    visit(func.body, False)
+    rewrite_in_loops(func.body, rewrite)
     if notes:
         ast.fix_missing_locations(func)
     return notes
