@@ -294,8 +294,11 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
     type_notes = keep_numeric_reductions(report, serial_v._build())  # str/list accumulators
     with warnings.catch_warnings():  # "no transformation for parallel execution was possible"
         warnings.simplefilter("ignore")
+        # numba's own parallel=True is a reference, not a candidate: timed until a call takes
+        # AUTO_CUT × the serial njit (array expressions in a loop nest can make it minutes)
         built_auto, auto = _built_and_measured(report, lambda: transform(report, parallel=True),
-                                               args, expected, repeats=repeats, warmup=warmup)
+                                               args, expected, repeats=repeats, warmup=warmup,
+                                               cut_s=AUTO_CUT * serial.time_s)
     auto_v = built_auto or serial_v
     plans: dict[str, Plan] = {}
     notes: list[str] = list(type_notes)
@@ -365,6 +368,11 @@ def search(fn: Callable[..., Any], args: Sequence[Any], *, targets: Sequence[str
         p.arg_kinds = kinds
         p.search_s = time.perf_counter() - started
     return best
+
+
+#: numba's ``parallel=True`` of the whole function (the plan's "auto" reference) is timed
+#: again only while a call takes at most this many times the serial njit
+AUTO_CUT = 10.0
 
 
 def _is_number(a: Any) -> bool:
@@ -497,8 +505,11 @@ def _search_target(report: Report, args: tuple, expected: tuple, target: Target,
         if changed:  # the baseline stays the original's serial njit
             contenders["serial"] = (serial_v.compile(), None)
         contenders.update({g: (variants[g].compile(), sync) for g in [zero, *top]})
-        contenders["auto"] = (auto[0].compile(), None)
+        if not math.isfinite(auto[1]) or auto[1] <= AUTO_CUT * serial.time_s:
+            # (a far slower one keeps its first figure)
+            contenders["auto"] = (auto[0].compile(), None)
         confirmed = confirm_times(contenders, args, repeats)
+        confirmed.setdefault("auto", auto[1])
         best = min([zero, *top], key=lambda g: confirmed.get(g, math.inf))
         if best != zero and confirmed[best] > confirmed[zero] * (1 - NOISE):
             best = zero  # not faster than the baseline beyond noise: keep the simpler code
