@@ -279,3 +279,30 @@ def test_outermost_gene_is_the_static_rule():
             p = rep.loop(p).parent
         assert bit == (0 if set(parent_ids) & set(genes) else 1)
     assert gene == (1, 0, 1, 0)  # jacobi-2d: two nests (i, j) under the sequential t loop
+
+
+def test_a_far_slower_parallel_reference_is_not_timed_again(monkeypatch):
+    """numba's own ``parallel=True`` (the plan's "auto" figure) turns a row reduction in a loop
+    nest into a parallel region per pair: it is timed again in the final confirmation only
+    while it takes at most AUTO_CUT × the serial njit (a search once spent 150 s on it)."""
+    from hetlab.offload.searching import driver
+    from tests.offload_corpus.heldout_probe9 import PROBES
+
+    seen: list[list] = []
+    real = driver.confirm_times
+
+    def spy(contenders, *a, **k):
+        seen.append(list(contenders))
+        return real(contenders, *a, **k)
+
+    monkeypatch.setattr(driver, "confirm_times", spy)
+    probe = PROBES["neighbors_within_radius"]
+    plan = offload.search(probe.fn, probe.make(np.random.default_rng(0), 40), budget=2,
+                          progress=False, measure=MeasureOptions(repeats=1, warmup=0))
+    ratio = plan.auto_s / plan.serial_s
+    print(f"auto / serial njit: {ratio:.0f}")
+    if 0.5 * driver.AUTO_CUT < ratio < 2.0 * driver.AUTO_CUT:
+        pytest.skip(f"auto {ratio:.1f}x the serial njit: too near the cut to tell")
+    far = ratio > driver.AUTO_CUT
+    assert seen and all(("auto" in keys) != far for keys in seen), ratio
+    assert plan.confirmed["auto"] == plan.auto_s
